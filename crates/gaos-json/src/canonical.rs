@@ -1,0 +1,149 @@
+use crate::value::Value;
+
+/// Where canonical text goes: a `String`, a byte buffer, or a digest that
+/// consumes the text without materializing it. Chunks are always whole
+/// UTF-8 sequences.
+pub trait CanonicalSink {
+    fn push_str(&mut self, s: &str);
+}
+
+impl CanonicalSink for String {
+    #[inline]
+    fn push_str(&mut self, s: &str) {
+        String::push_str(self, s);
+    }
+}
+
+impl CanonicalSink for Vec<u8> {
+    #[inline]
+    fn push_str(&mut self, s: &str) {
+        self.extend_from_slice(s.as_bytes());
+    }
+}
+
+/// `canonicalJson(value)`: keys in code-point order, no whitespace,
+/// `JSON.stringify` string escaping, ECMAScript number formatting.
+pub fn canonical_json(value: &Value) -> String {
+    let mut out = String::with_capacity(64);
+    write_canonical(value, &mut out);
+    out
+}
+
+/// Canonical JSON as UTF-8 bytes.
+pub fn canonical_json_bytes(value: &Value) -> Vec<u8> {
+    canonical_json(value).into_bytes()
+}
+
+/// Write the canonical text of `value` into `sink`.
+pub fn write_canonical<S: CanonicalSink + ?Sized>(value: &Value, sink: &mut S) {
+    match value {
+        Value::Null => sink.push_str("null"),
+        Value::Bool(true) => sink.push_str("true"),
+        Value::Bool(false) => sink.push_str("false"),
+        Value::Number(x) => write_number(*x, sink),
+        Value::String(s) => write_string(s, sink),
+        Value::Array(items) => {
+            sink.push_str("[");
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    sink.push_str(",");
+                }
+                write_canonical(item, sink);
+            }
+            sink.push_str("]");
+        }
+        Value::Object(map) => {
+            sink.push_str("{");
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    sink.push_str(",");
+                }
+                write_string(key, sink);
+                sink.push_str(":");
+                write_canonical(item, sink);
+            }
+            sink.push_str("}");
+        }
+    }
+}
+
+/// ECMAScript `Number::toString` for a finite double.
+pub(crate) fn write_number<S: CanonicalSink + ?Sized>(x: f64, sink: &mut S) {
+    if x.fract() == 0.0 && x.abs() < 1e16 {
+        // Integral: plain digits (`-0` prints `0`).
+        let mut buf = itoa::Buffer::new();
+        sink.push_str(buf.format(x as i64));
+    } else {
+        let mut buf = ryu_js::Buffer::new();
+        sink.push_str(buf.format_finite(x));
+    }
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// `JSON.stringify` string escaping: `"` `\` and C0 controls only.
+pub(crate) fn write_string<S: CanonicalSink + ?Sized>(s: &str, sink: &mut S) {
+    sink.push_str("\"");
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escape: &str = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x00..=0x1f => "",
+            _ => continue,
+        };
+        if start < i {
+            sink.push_str(&s[start..i]);
+        }
+        if escape.is_empty() {
+            let code = [b'\\', b'u', b'0', b'0', HEX[(b >> 4) as usize], HEX[(b & 0xf) as usize]];
+            sink.push_str(std::str::from_utf8(&code).expect("ASCII escape"));
+        } else {
+            sink.push_str(escape);
+        }
+        start = i + 1;
+    }
+    if start < bytes.len() {
+        sink.push_str(&s[start..]);
+    }
+    sink.push_str("\"");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn num(x: f64) -> String {
+        let mut s = String::new();
+        write_number(x, &mut s);
+        s
+    }
+
+    #[test]
+    fn numbers_follow_ecmascript() {
+        assert_eq!(num(0.0), "0");
+        assert_eq!(num(-0.0), "0");
+        assert_eq!(num(1.0), "1");
+        assert_eq!(num(0.1), "0.1");
+        assert_eq!(num(1e-6), "0.000001");
+        assert_eq!(num(1e-7), "1e-7");
+        assert_eq!(num(-2.5e-7), "-2.5e-7");
+        assert_eq!(num(5e-324), "5e-324");
+        assert_eq!(num(4503599627370495.5), "4503599627370495.5");
+        assert_eq!(num(9007199254740991.0), "9007199254740991");
+        assert_eq!(num(-9007199254740991.0), "-9007199254740991");
+    }
+
+    #[test]
+    fn strings_escape_like_json_stringify() {
+        let mut s = String::new();
+        write_string("a\"b\\c\u{8}\u{c}\n\r\t\u{1}\u{1f}/\u{7f}\u{2028}é", &mut s);
+        assert_eq!(s, "\"a\\\"b\\\\c\\b\\f\\n\\r\\t\\u0001\\u001f/\u{7f}\u{2028}é\"");
+    }
+}

@@ -1,0 +1,205 @@
+//! Typed kernel errors. Each maps one-to-one onto a neutral `{kind, code}`
+//! pair of the conformance pack (SCRIPT-FORMAT.md §4.1).
+
+use std::fmt;
+
+use thiserror::Error;
+
+/// `IntentErrorCode` of the reference protocol layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IntentErrorCode {
+    InvalidProtocol,
+    WrongSession,
+    StaleTick,
+    UnknownParticipant,
+    InvalidSubmission,
+    IllegalCommand,
+    ConflictingIntent,
+}
+
+impl IntentErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IntentErrorCode::InvalidProtocol => "invalid_protocol",
+            IntentErrorCode::WrongSession => "wrong_session",
+            IntentErrorCode::StaleTick => "stale_tick",
+            IntentErrorCode::UnknownParticipant => "unknown_participant",
+            IntentErrorCode::InvalidSubmission => "invalid_submission",
+            IntentErrorCode::IllegalCommand => "illegal_command",
+            IntentErrorCode::ConflictingIntent => "conflicting_intent",
+        }
+    }
+}
+
+/// A submission refused by intent collection.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{message}")]
+pub struct IntentError {
+    pub code: IntentErrorCode,
+    pub message: String,
+    /// The game's reason, for `illegal_command`.
+    pub cause: Option<String>,
+}
+
+impl IntentError {
+    pub fn new(code: IntentErrorCode, message: impl Into<String>) -> Self {
+        IntentError { code, message: message.into(), cause: None }
+    }
+}
+
+/// `SessionConflictError` codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConflictCode {
+    /// A submission identity reused with different bytes, tick or revision,
+    /// an impersonating action, or a malformed commitment.
+    Conflict,
+    /// An identity that was accepted before and can never be applied again.
+    UnknownSubmission,
+}
+
+/// `SessionAdvanceError` codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AdvanceCode {
+    NotReady,
+    StaleTarget,
+    InvalidTarget,
+    InvalidView,
+    Terminal,
+}
+
+/// `PreparedTransitionError` codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LifecycleCode {
+    /// The prepared transition belongs to another kernel instance.
+    Foreign,
+    /// Something else committed since it was prepared; it was aborted.
+    Stale,
+    /// It was already committed or aborted.
+    AlreadyCompleted,
+}
+
+/// Malformed (TypeError) or out-of-range (RangeError) arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ArgumentCode {
+    Type,
+    Range,
+}
+
+/// Every error the kernel raises.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum KernelError {
+    #[error("{0}")]
+    Intent(IntentError),
+    #[error("{message}")]
+    Conflict { code: ConflictCode, message: String },
+    #[error("{message}")]
+    Advance { code: AdvanceCode, message: String },
+    #[error("{message}")]
+    Lifecycle { code: LifecycleCode, message: String },
+    #[error("invalid gaos.replay 1.4 artifact: {}", problems.join("; "))]
+    ReplayFormat { problems: Vec<String> },
+    #[error("{message}")]
+    Argument { code: ArgumentCode, message: String },
+    /// Game code (reducer or mapper) failed; hosts treat this as a revocation.
+    #[error("game code failed: {message}")]
+    Reducer { message: String },
+}
+
+impl From<IntentError> for KernelError {
+    fn from(e: IntentError) -> Self {
+        KernelError::Intent(e)
+    }
+}
+
+impl KernelError {
+    pub fn conflict(message: impl Into<String>) -> Self {
+        KernelError::Conflict { code: ConflictCode::Conflict, message: message.into() }
+    }
+    pub fn unknown_submission(message: impl Into<String>) -> Self {
+        KernelError::Conflict { code: ConflictCode::UnknownSubmission, message: message.into() }
+    }
+    pub fn advance(code: AdvanceCode, message: impl Into<String>) -> Self {
+        KernelError::Advance { code, message: message.into() }
+    }
+    pub fn lifecycle(code: LifecycleCode, message: impl Into<String>) -> Self {
+        KernelError::Lifecycle { code, message: message.into() }
+    }
+    pub fn type_error(message: impl Into<String>) -> Self {
+        KernelError::Argument { code: ArgumentCode::Type, message: message.into() }
+    }
+    pub fn range_error(message: impl Into<String>) -> Self {
+        KernelError::Argument { code: ArgumentCode::Range, message: message.into() }
+    }
+    pub fn intent(code: IntentErrorCode, message: impl Into<String>) -> Self {
+        KernelError::Intent(IntentError::new(code, message))
+    }
+    pub fn replay(problems: Vec<String>) -> Self {
+        KernelError::ReplayFormat { problems }
+    }
+
+    /// The neutral error kind of the conformance pack.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            KernelError::Intent(_) => "intent",
+            KernelError::Conflict { .. } => "conflict",
+            KernelError::Advance { .. } => "advance",
+            KernelError::Lifecycle { .. } => "lifecycle",
+            KernelError::ReplayFormat { .. } => "replay-format",
+            KernelError::Argument { .. } => "argument",
+            KernelError::Reducer { .. } => "reducer",
+        }
+    }
+
+    /// The neutral error code of the conformance pack.
+    pub fn code(&self) -> &'static str {
+        match self {
+            KernelError::Intent(e) => e.code.as_str(),
+            KernelError::Conflict { code: ConflictCode::Conflict, .. } => "conflict",
+            KernelError::Conflict { code: ConflictCode::UnknownSubmission, .. } => {
+                "unknown_submission"
+            }
+            KernelError::Advance { code, .. } => match code {
+                AdvanceCode::NotReady => "not_ready",
+                AdvanceCode::StaleTarget => "stale_target",
+                AdvanceCode::InvalidTarget => "invalid_target",
+                AdvanceCode::InvalidView => "invalid_view",
+                AdvanceCode::Terminal => "terminal",
+            },
+            KernelError::Lifecycle { code, .. } => match code {
+                LifecycleCode::Foreign => "foreign",
+                LifecycleCode::Stale => "stale",
+                LifecycleCode::AlreadyCompleted => "already_completed",
+            },
+            KernelError::ReplayFormat { .. } => "invalid",
+            KernelError::Argument { code: ArgumentCode::Type, .. } => "type",
+            KernelError::Argument { code: ArgumentCode::Range, .. } => "range",
+            KernelError::Reducer { .. } => "reducer_failed",
+        }
+    }
+}
+
+/// Failure inside game code (reducer, mapper, validator).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GameError {
+    pub message: String,
+}
+
+impl GameError {
+    pub fn new(message: impl Into<String>) -> Self {
+        GameError { message: message.into() }
+    }
+}
+
+impl fmt::Display for GameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for GameError {}
+
+impl From<GameError> for KernelError {
+    fn from(e: GameError) -> Self {
+        KernelError::Reducer { message: e.message }
+    }
+}

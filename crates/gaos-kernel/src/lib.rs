@@ -1,0 +1,30 @@
+//! The GAOS authoritative session kernel (RFC-006).
+//!
+//! Synchronous, deterministic and IO-free: inputs arrive as submissions,
+//! advance targets, timeouts and extension records; every effect comes back as
+//! data (events to persist, observation deltas to publish). The host persists
+//! a prepared transition's events and only then commits it.
+
+pub mod action;
+pub mod commitment;
+pub mod error;
+pub mod game;
+pub mod protocol;
+pub mod reducer;
+pub mod seed;
+
+pub use action::{ActionTarget, COMMIT_SCHEME, CommitEnvelope, RevealEnvelope, SubmittedAction};
+pub use error::{
+    AdvanceCode, ArgumentCode, ConflictCode, GameError, IntentError, IntentErrorCode, KernelError,
+    LifecycleCode,
+};
+pub use game::{AdapterRef, CommandContext, Game, GameRef, LevelSpec, TimeoutContext, TimeoutInput};
+pub use protocol::{
+    CommandSubmission, IntentWindow, PROTOCOL_ID, PROTOCOL_VERSION, SessionBinding, TickEnvelope,
+    TickRate, make_tick_id,
+};
+pub use reducer::{
+    ActionReducer, ActionReducerAdapter, AnyState, CloneIsolation, DynReducer, ReplayMetrics,
+    StateIsolation, TickReducer, erase_reducer,
+};
+pub use seed::{mulberry32, roll, run_level_seed, seeded_permutation};
