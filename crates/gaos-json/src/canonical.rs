@@ -1,4 +1,4 @@
-use crate::value::Value;
+use crate::value::{Map, Value};
 
 /// Where canonical text goes: a `String`, a byte buffer, or a digest that
 /// consumes the text without materializing it. Chunks are always whole
@@ -52,19 +52,22 @@ pub fn write_canonical<S: CanonicalSink + ?Sized>(value: &Value, sink: &mut S) {
             }
             sink.push_str("]");
         }
-        Value::Object(map) => {
-            sink.push_str("{");
-            for (i, (key, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    sink.push_str(",");
-                }
-                write_string(key, sink);
-                sink.push_str(":");
-                write_canonical(item, sink);
-            }
-            sink.push_str("}");
-        }
+        Value::Object(map) => write_canonical_object(map, sink),
     }
+}
+
+/// Write the canonical text of an object given as a [`Map`].
+pub fn write_canonical_object<S: CanonicalSink + ?Sized>(map: &Map, sink: &mut S) {
+    sink.push_str("{");
+    for (i, (key, item)) in map.iter().enumerate() {
+        if i > 0 {
+            sink.push_str(",");
+        }
+        write_string(key, sink);
+        sink.push_str(":");
+        write_canonical(item, sink);
+    }
+    sink.push_str("}");
 }
 
 /// ECMAScript `Number::toString` for a finite double.

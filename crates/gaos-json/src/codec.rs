@@ -34,7 +34,7 @@ pub fn hex_encode(bytes: &[u8]) -> String {
 /// Decode lowercase hex; uppercase digits are refused.
 pub fn hex_decode(text: &str) -> Result<Vec<u8>, CodecError> {
     let bytes = text.as_bytes();
-    if bytes.len() % 2 != 0 {
+    if !bytes.len().is_multiple_of(2) {
         return Err(CodecError::OddHexLength);
     }
     let digit = |i: usize| -> Result<u8, CodecError> {
@@ -77,7 +77,7 @@ fn b64_value(c: u8) -> Option<u32> {
 /// Decode canonical padded base64: the text must re-encode identically.
 pub fn base64_decode(text: &str) -> Result<Vec<u8>, CodecError> {
     let bytes = text.as_bytes();
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return Err(CodecError::Base64Length);
     }
     let mut out = Vec::with_capacity(bytes.len() / 4 * 3);
@@ -91,11 +91,7 @@ pub fn base64_decode(text: &str) -> Result<Vec<u8>, CodecError> {
         }
         let mut n = 0u32;
         for (i, &c) in quad.iter().enumerate() {
-            let v = if i >= 4 - pad {
-                0
-            } else {
-                b64_value(c).ok_or(CodecError::InvalidBase64Char(q * 4 + i))?
-            };
+            let v = if i >= 4 - pad { 0 } else { b64_value(c).ok_or(CodecError::InvalidBase64Char(q * 4 + i))? };
             n = (n << 6) | v;
         }
         let decoded = [(n >> 16) as u8, (n >> 8) as u8, n as u8];

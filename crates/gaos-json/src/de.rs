@@ -5,8 +5,7 @@
 use std::fmt;
 
 use serde::de::{
-    self, DeserializeOwned, DeserializeSeed, Deserializer, IntoDeserializer, MapAccess, SeqAccess,
-    Visitor,
+    self, DeserializeOwned, DeserializeSeed, Deserializer, IntoDeserializer, MapAccess, SeqAccess, Visitor,
 };
 use serde::forward_to_deserialize_any;
 
@@ -107,11 +106,7 @@ impl<'de> Deserializer<'de> for Value {
                 let len = items.len();
                 let mut seq = SeqDeserializer(items.into_iter());
                 let out = visitor.visit_seq(&mut seq)?;
-                if seq.0.len() == 0 {
-                    Ok(out)
-                } else {
-                    Err(de::Error::invalid_length(len, &"fewer elements in array"))
-                }
+                if seq.0.len() == 0 { Ok(out) } else { Err(de::Error::invalid_length(len, &"fewer elements in array")) }
             }
             Value::Object(map) => visitor.visit_map(MapDeserializer { iter: map.into_iter(), value: None }),
         }
@@ -162,10 +157,7 @@ struct SeqDeserializer(std::vec::IntoIter<Value>);
 
 impl<'de> SeqAccess<'de> for SeqDeserializer {
     type Error = JsonError;
-    fn next_element_seed<T: DeserializeSeed<'de>>(
-        &mut self,
-        seed: T,
-    ) -> Result<Option<T::Value>, JsonError> {
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, JsonError> {
         match self.0.next() {
             Some(value) => seed.deserialize(value).map(Some),
             None => Ok(None),
@@ -183,10 +175,7 @@ struct MapDeserializer {
 
 impl<'de> MapAccess<'de> for MapDeserializer {
     type Error = JsonError;
-    fn next_key_seed<K: DeserializeSeed<'de>>(
-        &mut self,
-        seed: K,
-    ) -> Result<Option<K::Value>, JsonError> {
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, JsonError> {
         match self.iter.next() {
             Some((key, value)) => {
                 self.value = Some(value);
@@ -215,10 +204,7 @@ struct EnumDeserializer {
 impl<'de> de::EnumAccess<'de> for EnumDeserializer {
     type Error = JsonError;
     type Variant = VariantDeserializer;
-    fn variant_seed<V: DeserializeSeed<'de>>(
-        self,
-        seed: V,
-    ) -> Result<(V::Value, VariantDeserializer), JsonError> {
+    fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, VariantDeserializer), JsonError> {
         let variant = seed.deserialize(Value::String(self.variant))?;
         Ok((variant, VariantDeserializer(self.value)))
     }

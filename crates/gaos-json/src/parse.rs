@@ -24,11 +24,7 @@ pub fn parse(text: &str) -> Result<Value, JsonError> {
 pub fn parse_bytes(bytes: &[u8]) -> Result<Value, JsonError> {
     match std::str::from_utf8(bytes) {
         Ok(text) => parse(text),
-        Err(e) => Err(JsonError::at(
-            JsonErrorKind::Syntax,
-            "JSON text is not valid UTF-8",
-            e.valid_up_to(),
-        )),
+        Err(e) => Err(JsonError::at(JsonErrorKind::Syntax, "JSON text is not valid UTF-8", e.valid_up_to())),
     }
 }
 
@@ -216,22 +212,16 @@ impl<'a> Parser<'a> {
                     self.pos += 2;
                     let low = self.hex4()?;
                     if (0xDC00..=0xDFFF).contains(&low) {
-                        let code = 0x10000
-                            + ((u32::from(unit) - 0xD800) << 10)
-                            + (u32::from(low) - 0xDC00);
+                        let code = 0x10000 + ((u32::from(unit) - 0xD800) << 10) + (u32::from(low) - 0xDC00);
                         return Ok(char::from_u32(code).expect("valid surrogate pair"));
                     }
                     self.pos = save;
                 }
-                Err(self.error(
-                    JsonErrorKind::LoneSurrogate,
-                    "JSON values must not contain unpaired surrogates",
-                ))
+                Err(self.error(JsonErrorKind::LoneSurrogate, "JSON values must not contain unpaired surrogates"))
             }
-            0xDC00..=0xDFFF => Err(self.error(
-                JsonErrorKind::LoneSurrogate,
-                "JSON values must not contain unpaired surrogates",
-            )),
+            0xDC00..=0xDFFF => {
+                Err(self.error(JsonErrorKind::LoneSurrogate, "JSON values must not contain unpaired surrogates"))
+            }
             _ => Ok(char::from_u32(u32::from(unit)).expect("BMP scalar value")),
         }
     }
@@ -264,9 +254,7 @@ impl<'a> Parser<'a> {
             self.digits();
         }
         let lexeme = &self.text[start..self.pos];
-        let x: f64 = lexeme
-            .parse()
-            .map_err(|_| JsonError::at(JsonErrorKind::Syntax, "invalid number", start))?;
+        let x: f64 = lexeme.parse().map_err(|_| JsonError::at(JsonErrorKind::Syntax, "invalid number", start))?;
         check_number(x).map(Value::Number).map_err(|mut e| {
             e.offset = Some(start);
             e

@@ -146,11 +146,7 @@ impl ser::Serializer for ValueSerializer {
     fn serialize_tuple(self, len: usize) -> Result<SeqBuilder, JsonError> {
         self.serialize_seq(Some(len))
     }
-    fn serialize_tuple_struct(
-        self,
-        _name: &'static str,
-        len: usize,
-    ) -> Result<SeqBuilder, JsonError> {
+    fn serialize_tuple_struct(self, _name: &'static str, len: usize) -> Result<SeqBuilder, JsonError> {
         self.serialize_seq(Some(len))
     }
     fn serialize_tuple_variant(
@@ -253,9 +249,8 @@ impl ser::SerializeMap for MapBuilder {
         Ok(())
     }
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), JsonError> {
-        let key = self.key.take().ok_or_else(|| {
-            JsonError::new(JsonErrorKind::Unsupported, "map value without a key")
-        })?;
+        let key =
+            self.key.take().ok_or_else(|| JsonError::new(JsonErrorKind::Unsupported, "map value without a key"))?;
         self.map.insert(key, to_value(value)?);
         Ok(())
     }
@@ -267,11 +262,7 @@ impl ser::SerializeMap for MapBuilder {
 impl ser::SerializeStruct for MapBuilder {
     type Ok = Value;
     type Error = JsonError;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), JsonError> {
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), JsonError> {
         self.map.insert(key.to_owned(), to_value(value)?);
         Ok(())
     }
@@ -285,11 +276,7 @@ pub(crate) struct VariantMapBuilder(&'static str, Map);
 impl ser::SerializeStructVariant for VariantMapBuilder {
     type Ok = Value;
     type Error = JsonError;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), JsonError> {
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), JsonError> {
         self.1.insert(key.to_owned(), to_value(value)?);
         Ok(())
     }

@@ -33,10 +33,7 @@ pub fn is_safe_integer(x: f64) -> bool {
 
 pub(crate) fn check_number(x: f64) -> Result<f64, JsonError> {
     if !x.is_finite() {
-        return Err(JsonError::new(
-            JsonErrorKind::NonFiniteNumber,
-            "JSON values must contain only finite numbers",
-        ));
+        return Err(JsonError::new(JsonErrorKind::NonFiniteNumber, "JSON values must contain only finite numbers"));
     }
     if x.fract() == 0.0 && x.abs() > MAX_SAFE_INTEGER {
         return Err(JsonError::new(

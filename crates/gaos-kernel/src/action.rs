@@ -89,7 +89,31 @@ impl SubmittedAction {
 
     /// The action as a JSON value (for events, digests and replays).
     pub fn to_value(&self) -> Value {
-        gaos_json::to_value(self).expect("a SubmittedAction is always a JSON value")
+        Value::Object(self.to_map())
+    }
+
+    /// The action as a JSON object, built directly (no serde round trip: this
+    /// is on the per-transition path). Agrees with the serde form.
+    pub fn to_map(&self) -> Map {
+        let mut map = self.extra.clone();
+        map.insert("id".into(), Value::String(self.id.clone()));
+        let mut put = |key: &str, value: Option<Value>| {
+            if let Some(v) = value {
+                map.insert(key.into(), v);
+            }
+        };
+        put("payload", self.payload.clone());
+        put("x", self.x.map(Value::Number));
+        put("y", self.y.map(Value::Number));
+        put("index", self.index.map(Value::Number));
+        put("boardId", self.board_id.clone().map(Value::String));
+        put("zoneId", self.zone_id.clone().map(Value::String));
+        put("seat", self.seat.clone().map(Value::String));
+        put("targets", self.targets.as_ref().map(|t| gaos_json::to_value(t).expect("targets are JSON")));
+        put("commit", self.commit.as_ref().map(|c| gaos_json::to_value(c).expect("commit is JSON")));
+        put("reveal", self.reveal.as_ref().map(|r| gaos_json::to_value(r).expect("reveal is JSON")));
+        put("verifiedPayload", self.verified_payload.clone());
+        map
     }
 
     /// Decode an action object (`{"id": ..., ...}`).
@@ -121,10 +145,20 @@ mod tests {
     #[test]
     fn serializes_only_present_fields_in_canonical_order() {
         let action = SubmittedAction::new("Action 1").with_index(2.0).with_seat("red");
-        assert_eq!(
-            gaos_json::canonical_json(&action.to_value()),
-            r#"{"id":"Action 1","index":2,"seat":"red"}"#
-        );
+        assert_eq!(gaos_json::canonical_json(&action.to_value()), r#"{"id":"Action 1","index":2,"seat":"red"}"#);
+    }
+
+    #[test]
+    fn direct_map_agrees_with_serde() {
+        let value = gaos_json::parse(
+            r#"{"id":"Action 2","payload":{"p":[1]},"x":1.5,"y":-2,"index":3,"boardId":"b","zoneId":"z","seat":"s",
+                "targets":[{"container":"c","coord":[1,2]}],"commit":{"commitmentId":4,"scheme":"gaos.commit.sha256.v1","hash":"ab"},
+                "reveal":{"commitmentId":4,"salt":"00","payload":null},"verifiedPayload":{"v":true},"custom":7}"#,
+        )
+        .unwrap();
+        let action = SubmittedAction::from_value(&value).unwrap();
+        assert_eq!(action.to_value(), gaos_json::to_value(&action).unwrap());
+        assert_eq!(action.to_value(), value);
     }
 
     #[test]

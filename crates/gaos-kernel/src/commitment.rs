@@ -58,11 +58,7 @@ pub fn commitment_preimage(
 }
 
 /// Lowercase hex SHA-256 of the framed preimage.
-pub fn commitment_hash(
-    binding: &CommitmentBinding<'_>,
-    salt_hex: &str,
-    payload: &Value,
-) -> Result<String, String> {
+pub fn commitment_hash(binding: &CommitmentBinding<'_>, salt_hex: &str, payload: &Value) -> Result<String, String> {
     Ok(hex_encode(&Sha256::digest(commitment_preimage(binding, salt_hex, payload)?)))
 }
 

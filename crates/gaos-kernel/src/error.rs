@@ -155,9 +155,7 @@ impl KernelError {
         match self {
             KernelError::Intent(e) => e.code.as_str(),
             KernelError::Conflict { code: ConflictCode::Conflict, .. } => "conflict",
-            KernelError::Conflict { code: ConflictCode::UnknownSubmission, .. } => {
-                "unknown_submission"
-            }
+            KernelError::Conflict { code: ConflictCode::UnknownSubmission, .. } => "unknown_submission",
             KernelError::Advance { code, .. } => match code {
                 AdvanceCode::NotReady => "not_ready",
                 AdvanceCode::StaleTarget => "stale_target",

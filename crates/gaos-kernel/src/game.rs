@@ -36,12 +36,13 @@ impl GameRef {
     }
 }
 
-/// `CommandContext` passed to `commandToAction`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CommandContext {
-    pub session_id: String,
-    pub participant_id: String,
-    pub submission_id: String,
+/// `CommandContext` passed to `commandToAction` (borrowed: it is built on
+/// every ingest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommandContext<'a> {
+    pub session_id: &'a str,
+    pub participant_id: &'a str,
+    pub submission_id: &'a str,
     pub cursor: u64,
     pub tick: u64,
 }
@@ -145,7 +146,7 @@ pub trait Game: Send + Sync {
     fn reducer(&self) -> DynReducer;
 
     /// `commandToAction`: map a protocol command to the reducer's action.
-    fn command_to_action(&self, command: &Value, ctx: &CommandContext) -> Result<SubmittedAction, GameError>;
+    fn command_to_action(&self, command: &Value, ctx: &CommandContext<'_>) -> Result<SubmittedAction, GameError>;
 
     /// Whether the game has a timeout mapper.
     fn has_timeout_mapper(&self) -> bool {

@@ -11,20 +11,33 @@ pub mod error;
 pub mod game;
 pub mod protocol;
 pub mod reducer;
+pub mod replay;
 pub mod seed;
 
 pub use action::{ActionTarget, COMMIT_SCHEME, CommitEnvelope, RevealEnvelope, SubmittedAction};
 pub use error::{
-    AdvanceCode, ArgumentCode, ConflictCode, GameError, IntentError, IntentErrorCode, KernelError,
-    LifecycleCode,
+    AdvanceCode, ArgumentCode, ConflictCode, GameError, IntentError, IntentErrorCode, KernelError, LifecycleCode,
 };
 pub use game::{AdapterRef, CommandContext, Game, GameRef, LevelSpec, TimeoutContext, TimeoutInput};
 pub use protocol::{
-    CommandSubmission, IntentWindow, PROTOCOL_ID, PROTOCOL_VERSION, SessionBinding, TickEnvelope,
-    TickRate, make_tick_id,
+    CommandSubmission, IntentWindow, PROTOCOL_ID, PROTOCOL_VERSION, SessionBinding, TickEnvelope, TickRate,
+    make_tick_id,
 };
 pub use reducer::{
-    ActionReducer, ActionReducerAdapter, AnyState, CloneIsolation, DynReducer, ReplayMetrics,
-    StateIsolation, TickReducer, erase_reducer,
+    ActionReducer, ActionReducerAdapter, AnyState, CloneIsolation, DynReducer, ReplayMetrics, StateIsolation,
+    TickReducer, erase_reducer,
 };
 pub use seed::{mulberry32, roll, run_level_seed, seeded_permutation};
+
+pub mod event;
+pub mod kernel;
+pub mod observation;
+pub mod options;
+
+pub use event::{
+    CanonicalInput, EventBody, EventLog, HeaderCadence, ResolutionCause, ResolutionResult, SeedPolicy, SessionEvent,
+    SessionHeader, SessionTranscript, SubmissionIdentity,
+};
+pub use kernel::{AdvanceSummary, IngestReceipt, Prepared, PreparedResult, SessionKernel, SessionWarning};
+pub use observation::{DeltaBody, DeltaOrigin, ObservationDelta, RejectionNotice, apply_observation_delta};
+pub use options::{Cadence, CommandMapper, HostTime, KernelOptions, SessionLimits, TimeoutMapper};

@@ -20,15 +20,13 @@ pub fn is_valid_participant_id(id: &str) -> bool {
 
 /// `makeTickId`: `sessionId + ":" + revision`.
 pub fn make_tick_id(session_id: &str, revision: u64) -> String {
-    let mut out = String::with_capacity(session_id.len() + 8);
+    let mut digits = itoa::Buffer::new();
+    let digits = digits.format(revision);
+    let mut out = String::with_capacity(session_id.len() + 1 + digits.len());
     out.push_str(session_id);
     out.push(':');
-    out.push_str(itoa_u64(revision).as_str());
+    out.push_str(digits);
     out
-}
-
-fn itoa_u64(v: u64) -> String {
-    v.to_string()
 }
 
 /// A command submission (`CommandSubmission`). Field types are lenient on
@@ -56,13 +54,7 @@ pub struct CommandSubmission {
 
 impl CommandSubmission {
     /// A well-formed submission for `revision` of `session_id`.
-    pub fn new(
-        session_id: &str,
-        revision: u64,
-        participant_id: &str,
-        submission_id: &str,
-        command: Value,
-    ) -> Self {
+    pub fn new(session_id: &str, revision: u64, participant_id: &str, submission_id: &str, command: Value) -> Self {
         CommandSubmission {
             protocol: PROTOCOL_ID.into(),
             protocol_version: PROTOCOL_VERSION.into(),
@@ -137,8 +129,7 @@ impl CommandSubmission {
     /// The revision as a cursor, when it is a non-negative safe integer.
     pub fn revision_u64(&self) -> Option<u64> {
         let r = self.revision;
-        (r.is_finite() && r >= 0.0 && r.fract() == 0.0 && r <= gaos_json::MAX_SAFE_INTEGER)
-            .then_some(r as u64)
+        (r.is_finite() && r >= 0.0 && r.fract() == 0.0 && r <= gaos_json::MAX_SAFE_INTEGER).then_some(r as u64)
     }
 }
 
@@ -170,11 +161,7 @@ pub struct IntentWindow {
 }
 
 /// `createIntentWindow(sessionId, revision, participants)`.
-pub fn create_intent_window(
-    session_id: &str,
-    revision: u64,
-    participants: &[String],
-) -> Result<IntentWindow, String> {
+pub fn create_intent_window(session_id: &str, revision: u64, participants: &[String]) -> Result<IntentWindow, String> {
     if session_id.trim().is_empty() {
         return Err("sessionId must be a non-empty string".into());
     }
@@ -221,16 +208,10 @@ impl IntentWindow {
 }
 
 /// `validateIntentSubmission`: the reference check order, first failure wins.
-pub fn validate_intent_submission(
-    window: &IntentWindow,
-    submission: &CommandSubmission,
-) -> Result<(), IntentError> {
+pub fn validate_intent_submission(window: &IntentWindow, submission: &CommandSubmission) -> Result<(), IntentError> {
     use IntentErrorCode::*;
     if submission.protocol != PROTOCOL_ID || submission.protocol_version != PROTOCOL_VERSION {
-        return Err(IntentError::new(
-            InvalidProtocol,
-            format!("expected protocol {PROTOCOL_ID} {PROTOCOL_VERSION}"),
-        ));
+        return Err(IntentError::new(InvalidProtocol, format!("expected protocol {PROTOCOL_ID} {PROTOCOL_VERSION}")));
     }
     if submission.session_id != window.session_id {
         return Err(IntentError::new(WrongSession, "submission is for another session"));
@@ -249,15 +230,17 @@ pub fn validate_intent_submission(
     }
     match &submission.submission_id {
         Some(id) if !id.trim().is_empty() => {}
-        _ => return Err(IntentError::new(InvalidSubmission, "submissionId must be a non-blank string")),
+        _ => {
+            return Err(IntentError::new(InvalidSubmission, "submissionId must be a non-blank string"));
+        }
     }
     if submission.command.is_none() {
         return Err(IntentError::new(InvalidSubmission, "command must be a JSON value"));
     }
-    if let Some(ext) = &submission.extensions {
-        if !ext.is_object() {
-            return Err(IntentError::new(InvalidSubmission, "extensions must be a JSON object"));
-        }
+    if let Some(ext) = &submission.extensions
+        && !ext.is_object()
+    {
+        return Err(IntentError::new(InvalidSubmission, "extensions must be a JSON object"));
     }
     Ok(())
 }
@@ -271,10 +254,7 @@ pub enum CollectOutcome {
 
 /// `collectIntent`: validate, detect idempotent retries and conflicts, and
 /// return the window with the intent added (the input is not changed).
-pub fn collect_intent(
-    window: &IntentWindow,
-    submission: &CommandSubmission,
-) -> Result<CollectOutcome, IntentError> {
+pub fn collect_intent(window: &IntentWindow, submission: &CommandSubmission) -> Result<CollectOutcome, IntentError> {
     validate_intent_submission(window, submission)?;
     let submission_id = submission.submission_id.clone().expect("validated");
     let command = submission.command.clone().expect("validated");
@@ -436,10 +416,10 @@ impl TickEnvelope {
                 if all.len() != total {
                     return Err("pending participant lists must be unique and disjoint".into());
                 }
-                if let Some(accepted) = &self.accepted_participant_id {
-                    if !submitted.contains(accepted) {
-                        return Err("acceptedParticipantId must be a submitted seat".into());
-                    }
+                if let Some(accepted) = &self.accepted_participant_id
+                    && !submitted.contains(accepted)
+                {
+                    return Err("acceptedParticipantId must be a submitted seat".into());
                 }
                 Ok(())
             }
@@ -530,10 +510,7 @@ mod tests {
         };
         assert_eq!((submitted, awaiting), (seats(&["b"]), seats(&["a"])));
         assert!(matches!(collect_intent(&window, &sub("b", "b1", 1)).unwrap(), CollectOutcome::Pending { .. }));
-        assert_eq!(
-            collect_intent(&window, &sub("b", "b2", 1)).unwrap_err().code,
-            IntentErrorCode::ConflictingIntent
-        );
+        assert_eq!(collect_intent(&window, &sub("b", "b2", 1)).unwrap_err().code, IntentErrorCode::ConflictingIntent);
         let CollectOutcome::Ready { window } = collect_intent(&window, &sub("a", "a1", 2)).unwrap() else {
             panic!("expected ready")
         };
@@ -561,8 +538,17 @@ mod tests {
 
     #[test]
     fn lockstep_order_is_tick_then_utf16_seat_then_arrival() {
-        let input = |tick, seat: &str, id: &str| LockstepInput { tick, seat: seat.into(), actions: vec![SubmittedAction::new(id)] };
-        let out = canonicalize_lockstep_inputs(&[input(1, "b", "b"), input(0, "z", "z"), input(1, "a", "B"), input(1, "a", "C")]);
+        let input = |tick, seat: &str, id: &str| LockstepInput {
+            tick,
+            seat: seat.into(),
+            actions: vec![SubmittedAction::new(id)],
+        };
+        let out = canonicalize_lockstep_inputs(&[
+            input(1, "b", "b"),
+            input(0, "z", "z"),
+            input(1, "a", "B"),
+            input(1, "a", "C"),
+        ]);
         let ids: Vec<&str> = out.iter().map(|i| i.actions[0].id.as_str()).collect();
         assert_eq!(ids, ["z", "B", "C", "b"]);
     }
@@ -574,7 +560,14 @@ mod tests {
             gaos_json::canonical_json(&env.to_value()),
             r#"{"kind":"tick","protocol":"gaos.ticks","protocolVersion":"1.0","revision":3,"sessionId":"s","tick":null,"tickId":"s:3"}"#
         );
-        let pending = TickEnvelope::pending("s", 3, Value::Null, seats(&["zulu"]), seats(&["Alpha", "alpha", "b-2"]), Some("zulu".into()));
+        let pending = TickEnvelope::pending(
+            "s",
+            3,
+            Value::Null,
+            seats(&["zulu"]),
+            seats(&["Alpha", "alpha", "b-2"]),
+            Some("zulu".into()),
+        );
         assert_eq!(
             gaos_json::canonical_json(&pending.to_value()),
             r#"{"acceptedParticipantId":"zulu","awaitingParticipants":["Alpha","alpha","b-2"],"kind":"pending","protocol":"gaos.ticks","protocolVersion":"1.0","revision":3,"sessionId":"s","submittedParticipants":["zulu"],"tick":null,"tickId":"s:3"}"#

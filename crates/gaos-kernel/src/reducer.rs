@@ -47,12 +47,7 @@ pub trait TickReducer: Send + Sync {
 
     /// Refuse an action for `seat` (→ `illegal_command`). Runs on live state
     /// read-only; it cannot change it.
-    fn validate_command(
-        &self,
-        _state: &Self::State,
-        _seat: &str,
-        _action: &SubmittedAction,
-    ) -> Result<(), GameError> {
+    fn validate_command(&self, _state: &Self::State, _seat: &str, _action: &SubmittedAction) -> Result<(), GameError> {
         Ok(())
     }
 
@@ -135,9 +130,10 @@ impl<R: ActionReducer> TickReducer for ActionReducerAdapter<R> {
         match inputs {
             [] => Err(GameError::new("action reducers cannot advance an empty tick")),
             [one] => self.0.apply(state, one),
-            many => self.0.apply_intents(state, many).unwrap_or_else(|| {
-                Err(GameError::new("multi-input ticks require applyIntents or a TickReducer"))
-            }),
+            many => self
+                .0
+                .apply_intents(state, many)
+                .unwrap_or_else(|| Err(GameError::new("multi-input ticks require applyIntents or a TickReducer"))),
         }
     }
     fn view(&self, state: &Self::State) -> Value {

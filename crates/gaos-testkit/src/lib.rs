@@ -32,8 +32,7 @@ pub fn conformance_dir() -> PathBuf {
 /// Read and parse a JSON file of the pack (path relative to `conformance/`).
 pub fn read_conformance_json(relative: &str) -> Value {
     let path = conformance_dir().join(relative);
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     gaos_json::parse(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
 }
 

@@ -1,0 +1,155 @@
+//! `gaos kernel-bench`: committed transitions per second of the session
+//! kernel on the counter game, with the cost of rehydrating, finalizing and
+//! verifying the resulting transcript.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gaos_games::GameRegistry;
+use gaos_json::{Map, Value};
+use gaos_kernel::replay::{FinalizeOptions, finalize_replay};
+use gaos_kernel::{Cadence, CommandSubmission, KernelError, KernelOptions, SeedPolicy, SessionKernel};
+
+/// Measurements of one run.
+#[derive(Debug, Clone)]
+pub struct BenchReport {
+    pub transitions: u64,
+    pub rounds: u64,
+    pub total: Duration,
+    /// Transitions per second in each tenth of the run.
+    pub tenths: Vec<f64>,
+    pub rehydrate: Duration,
+    pub finalize: Duration,
+    pub verify: Option<Duration>,
+    pub replay_bytes: usize,
+    pub events: usize,
+}
+
+impl BenchReport {
+    pub fn rate(&self) -> f64 {
+        self.transitions as f64 / self.total.as_secs_f64()
+    }
+
+    /// Rate of the last tenth relative to the first.
+    pub fn flatness(&self) -> f64 {
+        match (self.tenths.first(), self.tenths.last()) {
+            (Some(first), Some(last)) if *first > 0.0 => last / first,
+            _ => 1.0,
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        let mut map = Map::new();
+        map.insert("transitions".into(), self.transitions.into());
+        map.insert("rounds".into(), self.rounds.into());
+        map.insert("events".into(), self.events.into());
+        map.insert("seconds".into(), Value::Number(self.total.as_secs_f64()));
+        map.insert("transitionsPerSecond".into(), Value::Number(self.rate().round()));
+        map.insert(
+            "tenthsPerSecond".into(),
+            Value::Array(self.tenths.iter().map(|r| Value::Number(r.round())).collect()),
+        );
+        map.insert("lastTenthOverFirst".into(), Value::Number((self.flatness() * 1000.0).round() / 1000.0));
+        map.insert("rehydrateSeconds".into(), Value::Number(self.rehydrate.as_secs_f64()));
+        map.insert("finalizeSeconds".into(), Value::Number(self.finalize.as_secs_f64()));
+        map.insert("verifySeconds".into(), self.verify.map_or(Value::Null, |d| Value::Number(d.as_secs_f64())));
+        map.insert("replayBytes".into(), self.replay_bytes.into());
+        Value::Object(map)
+    }
+
+    pub fn table(&self) -> String {
+        let mut out = String::new();
+        out.push_str(&format!(
+            "kernel-bench: {} committed transitions ({} rounds of ingest a, ingest b, advance) on conformance/counter\n\n",
+            self.transitions, self.rounds
+        ));
+        out.push_str(&format!("{:<28} {:>14}\n", "phase", "value"));
+        out.push_str(&format!("{:<28} {:>14.0}\n", "transitions/s (overall)", self.rate()));
+        for (i, rate) in self.tenths.iter().enumerate() {
+            out.push_str(&format!("{:<28} {:>14.0}\n", format!("transitions/s tenth {}", i + 1), rate));
+        }
+        out.push_str(&format!("{:<28} {:>13.1}%\n", "last tenth / first tenth", self.flatness() * 100.0));
+        out.push_str(&format!("{:<28} {:>13.3}s\n", "run", self.total.as_secs_f64()));
+        out.push_str(&format!("{:<28} {:>13.3}s\n", "rehydrate", self.rehydrate.as_secs_f64()));
+        out.push_str(&format!("{:<28} {:>13.3}s\n", "finalize", self.finalize.as_secs_f64()));
+        match self.verify {
+            Some(v) => out.push_str(&format!("{:<28} {:>13.3}s\n", "verify", v.as_secs_f64())),
+            None => out.push_str(&format!("{:<28} {:>14}\n", "verify", "skipped")),
+        }
+        out.push_str(&format!("{:<28} {:>14}\n", "events", self.events));
+        out.push_str(&format!("{:<28} {:>14}\n", "replay bytes", self.replay_bytes));
+        out
+    }
+}
+
+/// Run the benchmark for (at least) `transitions` committed transitions.
+pub fn run(transitions: u64) -> Result<BenchReport, KernelError> {
+    let rounds = transitions.div_ceil(3).max(1);
+    let transitions = rounds * 3;
+    let registry = GameRegistry::builtin();
+    let game = registry.get("conformance/counter").expect("the counter game is built in");
+    let mut level = Map::new();
+    level.insert("rounds".into(), rounds.into());
+    let options = Arc::new(KernelOptions::for_game(
+        &game,
+        "bench",
+        "bench",
+        None,
+        Value::Object(level),
+        1,
+        SeedPolicy::Explicit,
+        vec!["a".into(), "b".into()],
+        Cadence::Turns,
+        false,
+    ));
+    let mut kernel = SessionKernel::from_shared(Arc::clone(&options))?;
+    let tenth = (transitions / 10).max(1);
+    let mut tenths = Vec::with_capacity(10);
+    let start = Instant::now();
+    let mut mark = start;
+    let mut done = 0u64;
+    let mut command_a = Map::new();
+    command_a.insert("n".into(), 1.into());
+    let command_a = Value::Object(command_a);
+    let mut command_b = Map::new();
+    command_b.insert("n".into(), 2.into());
+    let command_b = Value::Object(command_b);
+    for round in 0..rounds {
+        for (seat, command) in [("a", &command_a), ("b", &command_b)] {
+            let id = format!("{seat}-{round}");
+            let submission = CommandSubmission::new("bench", kernel.cursor(), seat, &id, command.clone());
+            let mut prepared = kernel.prepare_ingest(&submission)?;
+            kernel.commit(&mut prepared)?;
+        }
+        let mut prepared = kernel.prepare_advance(None)?;
+        kernel.commit(&mut prepared)?;
+        done += 3;
+        if done % tenth < 3 && tenths.len() < 10 {
+            let now = Instant::now();
+            tenths.push(tenth as f64 / (now - mark).as_secs_f64());
+            mark = now;
+        }
+    }
+    let total = start.elapsed();
+    let transcript = kernel.live_transcript();
+    let events = transcript.events.clone();
+    let t = Instant::now();
+    let rehydrated = SessionKernel::rehydrate(options, Some(&transcript.header), events)?;
+    let rehydrate = t.elapsed();
+    assert_eq!(rehydrated.digest(), kernel.digest(), "rehydrated kernel must equal the live kernel");
+    let t = Instant::now();
+    let artifact = finalize_replay(&transcript, &FinalizeOptions { perm: vec![0], ..FinalizeOptions::default() })?;
+    let text = artifact.to_jsonl();
+    let finalize = t.elapsed();
+    Ok(BenchReport {
+        transitions,
+        rounds,
+        total,
+        tenths,
+        rehydrate,
+        finalize,
+        verify: None,
+        replay_bytes: text.len(),
+        events: transcript.events.len(),
+    })
+}

@@ -1,0 +1,327 @@
+//! Session events: the append-only live transcript (`SessionEvent`).
+
+use gaos_json::{Map, Value};
+use serde::{Deserialize, Serialize};
+
+use crate::action::SubmittedAction;
+use crate::game::GameRef;
+
+/// `{participantId, submissionId}`: the identity of one accepted submission.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SubmissionIdentity {
+    pub participant_id: String,
+    pub submission_id: String,
+}
+
+/// Why a window resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResolutionCause {
+    /// Every participant submitted.
+    Complete,
+    /// A timeout resolved the window with a system input.
+    Timeout,
+    /// The tick clock resolved the window as it was (ticks cadence).
+    Tick,
+}
+
+/// One reducer input of a resolution (`CanonicalInput`). User inputs carry
+/// their submission identity, canonical command and cursor; the timeout
+/// system input has `submissionId: null`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CanonicalInput {
+    pub participant_id: Option<String>,
+    pub submission_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub canonical_command: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<u64>,
+    pub action: SubmittedAction,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_time: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prev_chain_hash: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sig: Option<Value>,
+}
+
+/// `{status, stars, actionsUsed}` after a resolution.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResolutionResult {
+    pub status: String,
+    pub stars: Option<f64>,
+    pub actions_used: u64,
+}
+
+/// `{salt, payload}` of a reveal that did not match its commitment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AttemptedReveal {
+    pub salt: String,
+    pub payload: Value,
+}
+
+/// The kind-specific part of a session event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", rename_all_fields = "camelCase")]
+pub enum EventBody {
+    IntentAccepted {
+        tick: u64,
+        revision: u64,
+        participant_id: String,
+        submission_id: String,
+        command: Value,
+        canonical_command: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        action: Option<Box<SubmittedAction>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        client_time: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prev_chain_hash: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sig: Option<Value>,
+    },
+    Resolution {
+        tick: u64,
+        cursor: u64,
+        cause: ResolutionCause,
+        consumed: Vec<SubmissionIdentity>,
+        inputs: Vec<CanonicalInput>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        system_input: Option<Box<CanonicalInput>>,
+        result: ResolutionResult,
+    },
+    Timeout {
+        tick: u64,
+        timeout_id: String,
+        window_ref: u64,
+        participant_id: Option<String>,
+        reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout_policy_ref: Option<String>,
+    },
+    Extension {
+        tick: u64,
+        lane: String,
+        record: Map,
+    },
+    Checkpoint {
+        tick: u64,
+        digest: u32,
+    },
+    Rejection {
+        code: String,
+        tick: u64,
+        participant_id: String,
+        submission_id: String,
+        commitment_id: u32,
+        scheme: String,
+        attempted_reveal: AttemptedReveal,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        canonical_command: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cursor: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        client_time: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prev_chain_hash: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sig: Option<Value>,
+    },
+}
+
+impl EventBody {
+    /// The `kind` string of the event.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            EventBody::IntentAccepted { .. } => "intent-accepted",
+            EventBody::Resolution { .. } => "resolution",
+            EventBody::Timeout { .. } => "timeout",
+            EventBody::Extension { .. } => "extension",
+            EventBody::Checkpoint { .. } => "checkpoint",
+            EventBody::Rejection { .. } => "rejection",
+        }
+    }
+}
+
+/// A persisted event: the body plus `eventId`, `transitionRevision` and the
+/// optional advisory `hostTime`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionEvent {
+    #[serde(flatten)]
+    pub body: EventBody,
+    pub event_id: String,
+    pub transition_revision: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_time: Option<u64>,
+}
+
+impl SessionEvent {
+    /// The event as a JSON value.
+    pub fn to_value(&self) -> Value {
+        gaos_json::to_value(self).expect("a session event is always a JSON value")
+    }
+
+    /// The event's canonical JSON text (what hosts persist and hash).
+    pub fn canonical(&self) -> String {
+        gaos_json::canonical_json(&self.to_value())
+    }
+
+    /// Read an event from its JSON value.
+    pub fn from_value(value: &Value) -> Result<Self, String> {
+        gaos_json::from_value(value.clone()).map_err(|e| format!("malformed session event: {e}"))
+    }
+}
+
+/// `eventId = sessionId + ":" + transitionRevision + ":" + index`.
+pub fn event_id(session_id: &str, transition_revision: u64, index: usize) -> String {
+    format!("{session_id}:{transition_revision}:{index}")
+}
+
+/// The cadence of a session header.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "mode", rename_all = "lowercase", rename_all_fields = "camelCase")]
+pub enum HeaderCadence {
+    Turns,
+    Ticks { ticks_per_second: f64 },
+}
+
+/// How the level seed is derived from the session seed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SeedPolicy {
+    #[serde(rename = "explicit")]
+    Explicit,
+    #[serde(rename = "gaos.run-level-seed.v1")]
+    RunLevelSeedV1,
+}
+
+impl SeedPolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SeedPolicy::Explicit => "explicit",
+            SeedPolicy::RunLevelSeedV1 => "gaos.run-level-seed.v1",
+        }
+    }
+}
+
+/// `SessionHeader`: the transcript header, compared canonically on rehydrate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionHeader {
+    pub session_id: String,
+    pub game: GameRef,
+    pub level_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level_version: Option<Value>,
+    pub level: Value,
+    pub seed: u32,
+    pub seed_policy: SeedPolicy,
+    pub seats: Vec<String>,
+    pub cadence: HeaderCadence,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_policy: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seat_keys: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature_policy: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dmath: Option<Value>,
+}
+
+impl SessionHeader {
+    pub fn to_value(&self) -> Value {
+        gaos_json::to_value(self).expect("a session header is always a JSON value")
+    }
+
+    pub fn from_value(value: &Value) -> Result<Self, String> {
+        gaos_json::from_value(value.clone()).map_err(|e| format!("malformed session header: {e}"))
+    }
+}
+
+/// `SessionTranscript`: header plus events.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionTranscript {
+    pub header: SessionHeader,
+    pub events: Vec<SessionEvent>,
+}
+
+/// The append-only event log of a live kernel. Events are stored in chunks
+/// so appending never moves earlier events: per-transition cost stays flat
+/// however long the transcript grows (a plain `Vec` would periodically copy
+/// the whole log when it reallocates). A log built from a `Vec` adopts it as
+/// its first chunk without copying.
+#[derive(Debug, Clone, Default)]
+pub struct EventLog {
+    chunks: Vec<Vec<SessionEvent>>,
+    len: usize,
+}
+
+const EVENT_CHUNK: usize = 4096;
+
+impl EventLog {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn push(&mut self, event: SessionEvent) {
+        if self.chunks.last().is_none_or(|c| c.len() == c.capacity()) {
+            self.chunks.push(Vec::with_capacity(EVENT_CHUNK));
+        }
+        self.chunks.last_mut().expect("a chunk with room exists").push(event);
+        self.len += 1;
+    }
+
+    pub fn get(&self, mut index: usize) -> Option<&SessionEvent> {
+        for chunk in &self.chunks {
+            if index < chunk.len() {
+                return chunk.get(index);
+            }
+            index -= chunk.len();
+        }
+        None
+    }
+
+    pub fn last(&self) -> Option<&SessionEvent> {
+        self.chunks.last().and_then(|c| c.last())
+    }
+
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &SessionEvent> + '_ {
+        self.chunks.iter().flatten()
+    }
+
+    /// Events from `start` on (for incremental persistence and streams).
+    pub fn iter_from(&self, start: usize) -> impl Iterator<Item = &SessionEvent> + '_ {
+        self.iter().skip(start)
+    }
+
+    pub fn to_vec(&self) -> Vec<SessionEvent> {
+        self.iter().cloned().collect()
+    }
+}
+
+impl Extend<SessionEvent> for EventLog {
+    fn extend<T: IntoIterator<Item = SessionEvent>>(&mut self, events: T) {
+        for event in events {
+            self.push(event);
+        }
+    }
+}
+
+impl From<Vec<SessionEvent>> for EventLog {
+    fn from(events: Vec<SessionEvent>) -> Self {
+        let len = events.len();
+        EventLog { chunks: if len == 0 { Vec::new() } else { vec![events] }, len }
+    }
+}

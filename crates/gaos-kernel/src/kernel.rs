@@ -1,0 +1,1518 @@
+//! `SessionKernel`: the single-writer, IO-free authoritative session.
+//!
+//! Every change goes through a prepared transition: `prepare_*` computes the
+//! events, deltas and next state without touching live state; the host
+//! persists the events; `commit` publishes the next state (or `abort` drops
+//! it). A prepared transition holds a *patch* against its base revision, not
+//! a copy of the kernel, so preparing costs the same at revision 10 and at
+//! revision 10 million.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use gaos_json::{CanonicalSink, Fnv1a32, Value, canonical_json, write_canonical};
+use serde::{Deserialize, Serialize};
+
+use crate::action::{COMMIT_SCHEME, CommitEnvelope, SubmittedAction};
+use crate::commitment::{CommitmentBinding, validate_commit_envelope, verify_reveal};
+use crate::error::{AdvanceCode, IntentError, IntentErrorCode, KernelError, LifecycleCode};
+use crate::event::{
+    AttemptedReveal, CanonicalInput, EventBody, EventLog, ResolutionCause, ResolutionResult, SessionEvent,
+    SessionHeader, SessionTranscript, SubmissionIdentity, event_id,
+};
+use crate::game::{CommandContext, TimeoutContext, TimeoutInput};
+use crate::observation::{DeltaBody, DeltaOrigin, ObservationDelta, RejectionNotice};
+use crate::options::{Cadence, HostTime, KernelOptions, ResolvedLimits};
+use crate::protocol::{
+    CommandSubmission, Intent, IntentWindow, PROTOCOL_ID, PROTOCOL_VERSION, validate_intent_submission,
+};
+use crate::reducer::{CloneIsolation, StateIsolation, TickReducer};
+
+mod rehydrate;
+
+pub use rehydrate::validate_timeout_audit;
+
+static NEXT_KERNEL_ID: AtomicU64 = AtomicU64::new(1);
+
+/// `IngestReceipt`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IngestReceipt {
+    /// `"accepted"` or `"duplicate"`.
+    pub status: String,
+    pub participant_id: String,
+    pub submission_id: String,
+    pub cursor: u64,
+    pub tick: u64,
+    pub submitted_participants: Vec<String>,
+    pub awaiting_participants: Vec<String>,
+    pub resolved: bool,
+}
+
+impl IngestReceipt {
+    pub fn is_duplicate(&self) -> bool {
+        self.status == "duplicate"
+    }
+}
+
+/// A live warning (never an error): a salt reused across commitments.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionWarning {
+    pub code: String,
+    pub message: String,
+    pub participant_id: String,
+    pub commitment_id: u32,
+}
+
+/// `AdvanceSummary` (also the result of timeouts).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdvanceSummary {
+    pub resolutions: u64,
+    pub partial: bool,
+    pub cursor: u64,
+    pub tick: u64,
+    pub digest: u32,
+    pub deltas: Vec<ObservationDelta>,
+    pub rejections: Vec<RejectionNotice>,
+    pub warnings: Vec<SessionWarning>,
+}
+
+/// What a prepared transition will report when committed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PreparedResult {
+    Ingest(IngestReceipt),
+    Advance(AdvanceSummary),
+    Extension,
+}
+
+impl PreparedResult {
+    /// The result as the reference reports it (`null` for extensions).
+    pub fn to_value(&self) -> Value {
+        match self {
+            PreparedResult::Ingest(r) => gaos_json::to_value(r).expect("receipt is JSON"),
+            PreparedResult::Advance(s) => gaos_json::to_value(s).expect("summary is JSON"),
+            PreparedResult::Extension => Value::Null,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Completion {
+    Open,
+    Committed,
+    Aborted,
+}
+
+/// A prepared transition: single-use, bound to its base revision, completed
+/// exactly once by `commit` or `abort`.
+pub struct Prepared<S> {
+    base: u64,
+    next: u64,
+    events: Vec<SessionEvent>,
+    deltas: Vec<ObservationDelta>,
+    result: PreparedResult,
+    owner: u64,
+    completion: Completion,
+    patch: Option<Patch<S>>,
+}
+
+impl<S> std::fmt::Debug for Prepared<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field("base", &self.base)
+            .field("next", &self.next)
+            .field("events", &self.events.len())
+            .field("completion", &self.completion)
+            .finish()
+    }
+}
+
+impl<S> Prepared<S> {
+    pub fn base_transition_revision(&self) -> u64 {
+        self.base
+    }
+    pub fn next_transition_revision(&self) -> u64 {
+        self.next
+    }
+    /// Events to persist before committing (empty for a noop). `commit`
+    /// moves them into the kernel's transcript, so read them before.
+    pub fn events(&self) -> &[SessionEvent] {
+        &self.events
+    }
+    /// Deltas to publish after committing.
+    pub fn deltas(&self) -> &[ObservationDelta] {
+        &self.deltas
+    }
+    pub fn result(&self) -> &PreparedResult {
+        &self.result
+    }
+    /// True for exact duplicates and other transitions with nothing to do.
+    pub fn is_noop(&self) -> bool {
+        self.base == self.next
+    }
+    pub fn receipt(&self) -> Option<&IngestReceipt> {
+        match &self.result {
+            PreparedResult::Ingest(r) => Some(r),
+            _ => None,
+        }
+    }
+    pub fn summary(&self) -> Option<&AdvanceSummary> {
+        match &self.result {
+            PreparedResult::Advance(s) => Some(s),
+            _ => None,
+        }
+    }
+    pub fn is_open(&self) -> bool {
+        self.completion == Completion::Open
+    }
+}
+
+/// Bookkeeping of one commitment.
+#[derive(Debug, Clone, PartialEq)]
+struct CommitmentRecord {
+    envelope: CommitEnvelope,
+    window_ref: u64,
+    revealed: bool,
+}
+
+/// A durable rejection, for snapshot notices.
+#[derive(Debug, Clone, PartialEq)]
+struct RejectionRecord {
+    transition_revision: u64,
+    tick: u64,
+    participant_id: String,
+    submission_id: String,
+}
+
+#[derive(Debug, Clone)]
+struct StoredReceipt {
+    canonical_command: String,
+    tick_id: String,
+    revision: u64,
+    receipt: IngestReceipt,
+}
+
+/// One seat's current partitioned view.
+#[derive(Debug, Clone)]
+struct SeatView {
+    view: Arc<Value>,
+    canonical: Arc<str>,
+    digest: u32,
+    revision: u64,
+}
+
+fn identity_key(participant: &str, submission: &str) -> String {
+    let mut key = String::with_capacity(participant.len() + submission.len() + 1);
+    key.push_str(participant);
+    key.push('\u{0}');
+    key.push_str(submission);
+    key
+}
+
+fn commitment_key(seat: &str, id: u32) -> (String, u32) {
+    (seat.to_owned(), id)
+}
+
+/// The changes a prepared transition applies on commit.
+enum Patch<S> {
+    Noop,
+    Ingest(Box<IngestPatch>),
+    Extension,
+    Advance(Box<AdvancePatch<S>>),
+}
+
+struct IngestPatch {
+    seat: String,
+    intent: Intent,
+    action: SubmittedAction,
+    receipt_key: String,
+    receipt: StoredReceipt,
+}
+
+struct AdvancePatch<S> {
+    state: Option<S>,
+    cursor: u64,
+    tick: u64,
+    window: IntentWindow,
+    window_actions: BTreeMap<String, SubmittedAction>,
+    full_view: Value,
+    seat_views: Vec<SeatView>,
+    commitments: HashMap<(String, u32), CommitmentRecord>,
+    next_commitment_ids: HashMap<String, u32>,
+    salts: Vec<(String, (String, u32))>,
+    removed_receipts: Vec<String>,
+    rejections: Vec<RejectionRecord>,
+    last_checkpoint_tick: u64,
+    evict: bool,
+}
+
+/// The live state.
+struct Live<S> {
+    state: S,
+    transition_revision: u64,
+    cursor: u64,
+    tick: u64,
+    window: IntentWindow,
+    window_actions: BTreeMap<String, SubmittedAction>,
+    full_view: Value,
+    seat_views: Vec<SeatView>,
+    receipts: HashMap<String, StoredReceipt>,
+    /// Receipt keys in insertion order with their cursor, for eviction.
+    receipt_order: std::collections::VecDeque<(u64, String)>,
+    /// Every identity ever accepted: never applicable again.
+    accepted: HashSet<String>,
+    commitments: HashMap<(String, u32), CommitmentRecord>,
+    next_commitment_ids: HashMap<String, u32>,
+    seen_salts: HashMap<String, (String, u32)>,
+    rejections: Vec<RejectionRecord>,
+    events: EventLog,
+    last_checkpoint_tick: u64,
+}
+
+/// The authoritative session kernel (RFC-006).
+pub struct SessionKernel<R: TickReducer> {
+    id: u64,
+    options: Arc<KernelOptions<R>>,
+    isolation: Arc<dyn StateIsolation<R::State>>,
+    limits: ResolvedLimits,
+    /// Indices of `options.seats` in code-point order (for digests).
+    sorted_seats: Vec<usize>,
+    live: Live<R::State>,
+}
+
+/// Status and metrics derived from a full view.
+struct ViewFacts {
+    status: String,
+    stars: Option<f64>,
+    actions_used: u64,
+    participants: Vec<String>,
+}
+
+fn invalid_view(message: impl Into<String>) -> KernelError {
+    KernelError::advance(AdvanceCode::InvalidView, message)
+}
+
+impl<R> SessionKernel<R>
+where
+    R: TickReducer,
+    R::State: Clone + 'static,
+{
+    /// `createSessionKernel(options)`.
+    pub fn new(options: KernelOptions<R>) -> Result<Self, KernelError> {
+        Self::from_shared(Arc::new(options))
+    }
+
+    /// Build a fresh kernel from shared options (used by rehydration).
+    pub fn from_shared(options: Arc<KernelOptions<R>>) -> Result<Self, KernelError> {
+        let limits = options.validate()?;
+        let isolation: Arc<dyn StateIsolation<R::State>> = match &options.state_isolation {
+            Some(iso) => Arc::clone(iso),
+            None => Arc::new(CloneIsolation),
+        };
+        let state = options.reducer.init(&options.level, options.init_seed())?;
+        // Probe the isolation hooks once, as the reference does.
+        let probe = isolation.fork(&state);
+        isolation.discard(probe);
+        let mut sorted_seats: Vec<usize> = (0..options.seats.len()).collect();
+        sorted_seats.sort_by(|a, b| options.seats[*a].cmp(&options.seats[*b]));
+        let full_view = options.reducer.view(&state);
+        let facts = Self::facts(&options, &state, &full_view)?;
+        let seat_views = Self::compute_seat_views(&options, &state, None)?;
+        let window = Self::window_for(&options, 0, &facts.participants)?;
+        let live = Live {
+            state,
+            transition_revision: 0,
+            cursor: 0,
+            tick: 0,
+            window,
+            window_actions: BTreeMap::new(),
+            full_view,
+            seat_views,
+            receipts: HashMap::new(),
+            receipt_order: std::collections::VecDeque::new(),
+            accepted: HashSet::new(),
+            commitments: HashMap::new(),
+            next_commitment_ids: HashMap::new(),
+            seen_salts: HashMap::new(),
+            rejections: Vec::new(),
+            events: EventLog::new(),
+            last_checkpoint_tick: 0,
+        };
+        Ok(SessionKernel {
+            id: NEXT_KERNEL_ID.fetch_add(1, Ordering::Relaxed),
+            options,
+            isolation,
+            limits,
+            sorted_seats,
+            live,
+        })
+    }
+
+    // ----- queries -------------------------------------------------------
+
+    pub fn options(&self) -> &Arc<KernelOptions<R>> {
+        &self.options
+    }
+    pub fn session_id(&self) -> &str {
+        &self.options.session_id
+    }
+    pub fn limits(&self) -> &ResolvedLimits {
+        &self.limits
+    }
+    /// The gameplay window revision.
+    pub fn cursor(&self) -> u64 {
+        self.live.cursor
+    }
+    pub fn tick(&self) -> u64 {
+        self.live.tick
+    }
+    /// Revision of the last committed transition.
+    pub fn transition_revision(&self) -> u64 {
+        self.live.transition_revision
+    }
+    /// The open window.
+    pub fn window(&self) -> &IntentWindow {
+        &self.live.window
+    }
+    /// The reducer state (read-only).
+    pub fn state(&self) -> &R::State {
+        &self.live.state
+    }
+    /// The full (unpartitioned) view. Never send it to a seat.
+    pub fn full_view(&self) -> &Value {
+        &self.live.full_view
+    }
+    /// The full view's status (`playing`, `won`, `failed`, `ended`).
+    pub fn status(&self) -> &str {
+        self.live.full_view.get("status").and_then(Value::as_str).unwrap_or("playing")
+    }
+    /// True once the full view's status is no longer `playing`.
+    pub fn is_terminal(&self) -> bool {
+        self.status() != "playing"
+    }
+
+    fn seat_index(&self, seat: &str) -> Result<usize, KernelError> {
+        self.options
+            .seats
+            .iter()
+            .position(|s| s == seat)
+            .ok_or_else(|| KernelError::type_error(format!("unknown seat {seat:?}")))
+    }
+
+    /// `observe(seat)`: the seat's current partitioned view.
+    pub fn observe(&self, seat: &str) -> Result<Arc<Value>, KernelError> {
+        Ok(Arc::clone(&self.live.seat_views[self.seat_index(seat)?].view))
+    }
+
+    /// `observeAll()`: every declared seat's view.
+    pub fn observe_all(&self) -> BTreeMap<String, Arc<Value>> {
+        self.options
+            .seats
+            .iter()
+            .zip(&self.live.seat_views)
+            .map(|(seat, v)| (seat.clone(), Arc::clone(&v.view)))
+            .collect()
+    }
+
+    /// The canonical text of a seat's view (cached).
+    pub fn observe_canonical(&self, seat: &str) -> Result<Arc<str>, KernelError> {
+        Ok(Arc::clone(&self.live.seat_views[self.seat_index(seat)?].canonical))
+    }
+
+    /// Seats the open window still awaits, in window order.
+    pub fn awaiting_seats(&self) -> Vec<String> {
+        self.live.window.awaiting()
+    }
+
+    pub fn view_revision(&self, seat: &str) -> Result<u64, KernelError> {
+        Ok(self.live.seat_views[self.seat_index(seat)?].revision)
+    }
+
+    /// `digest()`: FNV-1a of `{"cursor":C,"tick":T,"views":{...}}`.
+    pub fn digest(&self) -> u32 {
+        Self::kernel_digest(&self.options, &self.sorted_seats, self.live.cursor, self.live.tick, &self.live.seat_views)
+    }
+
+    /// `sessionHeader()`.
+    pub fn session_header(&self) -> SessionHeader {
+        self.options.header()
+    }
+
+    /// The persisted events so far.
+    pub fn events(&self) -> &EventLog {
+        &self.live.events
+    }
+
+    /// `liveTranscript()`.
+    pub fn live_transcript(&self) -> SessionTranscript {
+        SessionTranscript { header: self.session_header(), events: self.live.events.to_vec() }
+    }
+
+    /// `snapshot(seat, afterTransitionRevision)`: a resynchronization delta
+    /// with every durable rejection notice after `after` (default 0).
+    pub fn snapshot(&self, seat: &str, after: Option<u64>) -> Result<ObservationDelta, KernelError> {
+        let index = self.seat_index(seat)?;
+        let after = after.unwrap_or(0);
+        if after > self.live.transition_revision {
+            return Err(KernelError::range_error(format!(
+                "afterTransitionRevision {after} is beyond the live transition revision {}",
+                self.live.transition_revision
+            )));
+        }
+        let sv = &self.live.seat_views[index];
+        let rejections =
+            self.live.rejections.iter().filter(|r| r.transition_revision > after).map(|r| notice(seat, r)).collect();
+        Ok(ObservationDelta {
+            seat: seat.into(),
+            scope_id: seat.into(),
+            transition_revision: self.live.transition_revision,
+            view_revision: sv.revision,
+            tick: self.live.tick,
+            codec: "v2".into(),
+            origin: DeltaOrigin::Snapshot,
+            acknowledgements: Vec::new(),
+            rejections,
+            body: DeltaBody::Snapshot { view: Arc::clone(&sv.view) },
+            view_digest: sv.digest,
+        })
+    }
+
+    // ----- helpers ---------------------------------------------------------
+
+    fn kernel_digest(options: &KernelOptions<R>, sorted: &[usize], cursor: u64, tick: u64, views: &[SeatView]) -> u32 {
+        let mut h = Fnv1a32::new();
+        let mut num = itoa::Buffer::new();
+        h.push_str("{\"cursor\":");
+        h.push_str(num.format(cursor));
+        h.push_str(",\"tick\":");
+        h.push_str(num.format(tick));
+        h.push_str(",\"views\":{");
+        for (i, &index) in sorted.iter().enumerate() {
+            if i > 0 {
+                h.push_str(",");
+            }
+            write_canonical(&Value::String(options.seats[index].clone()), &mut h);
+            h.push_str(":");
+            h.push_str(&views[index].canonical);
+        }
+        h.push_str("}}");
+        h.finish()
+    }
+
+    /// Status, stars, metrics and window participants of a full view.
+    fn facts(options: &KernelOptions<R>, state: &R::State, view: &Value) -> Result<ViewFacts, KernelError> {
+        let map = view.as_object().ok_or_else(|| invalid_view("a view must be a JSON object"))?;
+        let status = match map.get("status").and_then(Value::as_str) {
+            Some(s @ ("playing" | "won" | "failed" | "ended")) => s.to_owned(),
+            _ => {
+                return Err(invalid_view("view.status must be playing, won, failed or ended"));
+            }
+        };
+        let stars = match map.get("stars") {
+            None => None,
+            Some(Value::Number(x)) => Some(*x),
+            Some(_) => return Err(invalid_view("view.stars must be a number")),
+        };
+        if status == "ended" && stars.is_some() {
+            return Err(invalid_view("an ended view must not report stars"));
+        }
+        let actions_used = match options.reducer.replay_metrics(state) {
+            Some(m) => m.actions_used,
+            None => view
+                .get("hud")
+                .and_then(|hud| hud.get("actionsUsed"))
+                .and_then(Value::as_f64)
+                .filter(|x| gaos_json::is_safe_integer(*x) && *x >= 0.0)
+                .map(|x| x as u64)
+                .ok_or_else(|| invalid_view("actionsUsed must be a non-negative safe integer"))?,
+        };
+        let participants = participants_of(view, &options.seats)?;
+        Ok(ViewFacts { status, stars, actions_used, participants })
+    }
+
+    fn compute_seat_views(
+        options: &KernelOptions<R>,
+        state: &R::State,
+        previous: Option<&[SeatView]>,
+    ) -> Result<Vec<SeatView>, KernelError> {
+        options
+            .seats
+            .iter()
+            .enumerate()
+            .map(|(i, seat)| {
+                let view = options.reducer.view_for(state, seat);
+                if !view.is_object() {
+                    return Err(invalid_view(format!("the view for {seat} must be a JSON object")));
+                }
+                let canonical = canonical_json(&view);
+                let revision = previous.map_or(0, |p| p[i].revision + 1);
+                Ok(SeatView {
+                    digest: gaos_json::fnv1a32(&canonical),
+                    canonical: Arc::from(canonical),
+                    view: Arc::new(view),
+                    revision,
+                })
+            })
+            .collect()
+    }
+
+    /// The window at `cursor` for participants taken from a view. They are
+    /// a subset of the declared seats (checked by `participants_of`), whose
+    /// ids were validated at construction.
+    fn window_for(
+        options: &KernelOptions<R>,
+        cursor: u64,
+        participants: &[String],
+    ) -> Result<IntentWindow, KernelError> {
+        let mut sorted = participants.to_vec();
+        sorted.sort_unstable();
+        if sorted.windows(2).any(|w| w[0] == w[1]) {
+            return Err(KernelError::type_error("view participants must be unique"));
+        }
+        Ok(IntentWindow {
+            session_id: options.session_id.clone(),
+            tick_id: crate::protocol::make_tick_id(&options.session_id, cursor),
+            revision: cursor,
+            participants: sorted,
+            intents: BTreeMap::new(),
+        })
+    }
+
+    fn host_time(&self) -> Result<Option<u64>, KernelError> {
+        match &self.options.host_time {
+            HostTime::None => Ok(None),
+            HostTime::Provider(provider) => {
+                let t = provider();
+                if t < 0 || t as f64 > gaos_json::MAX_SAFE_INTEGER {
+                    return Err(KernelError::range_error("hostTime must be a non-negative safe integer"));
+                }
+                Ok(Some(t as u64))
+            }
+        }
+    }
+
+    fn finish_events(&self, next: u64, bodies: Vec<EventBody>) -> Result<Vec<SessionEvent>, KernelError> {
+        bodies
+            .into_iter()
+            .enumerate()
+            .map(|(i, body)| {
+                Ok(SessionEvent {
+                    body,
+                    event_id: event_id(&self.options.session_id, next, i),
+                    transition_revision: next,
+                    host_time: self.host_time()?,
+                })
+            })
+            .collect()
+    }
+
+    fn prepared(
+        &self,
+        next: u64,
+        events: Vec<SessionEvent>,
+        deltas: Vec<ObservationDelta>,
+        result: PreparedResult,
+        patch: Patch<R::State>,
+    ) -> Prepared<R::State> {
+        Prepared {
+            base: self.live.transition_revision,
+            next,
+            events,
+            deltas,
+            result,
+            owner: self.id,
+            completion: Completion::Open,
+            patch: Some(patch),
+        }
+    }
+
+    fn terminal_error() -> KernelError {
+        KernelError::advance(AdvanceCode::Terminal, "the session has ended")
+    }
+
+    // ----- ingest ----------------------------------------------------------
+
+    /// `prepareIngest(submission)` for a JSON submission object.
+    pub fn prepare_ingest_value(&self, submission: &Value) -> Result<Prepared<R::State>, KernelError> {
+        let submission = CommandSubmission::from_value(submission)?;
+        self.prepare_ingest(&submission)
+    }
+
+    /// `prepareIngest(submission)`: the reference check order, first failure
+    /// wins (kernel spec §4.8).
+    pub fn prepare_ingest(&self, sub: &CommandSubmission) -> Result<Prepared<R::State>, KernelError> {
+        // 1. envelope
+        if sub.protocol != PROTOCOL_ID || sub.protocol_version != PROTOCOL_VERSION {
+            return Err(KernelError::intent(
+                IntentErrorCode::InvalidProtocol,
+                format!("expected protocol {PROTOCOL_ID} {PROTOCOL_VERSION}"),
+            ));
+        }
+        if sub.session_id != self.options.session_id {
+            return Err(KernelError::intent(IntentErrorCode::WrongSession, "submission is for another session"));
+        }
+        let Some(command) = &sub.command else {
+            return Err(KernelError::intent(IntentErrorCode::InvalidSubmission, "command must be a JSON value"));
+        };
+        let canonical_command = canonical_json(command);
+        // 3. retained receipt
+        if let Some(submission_id) = &sub.submission_id {
+            let key = identity_key(&sub.participant_id, submission_id);
+            if let Some(stored) = self.live.receipts.get(&key) {
+                if stored.canonical_command != canonical_command
+                    || stored.tick_id != sub.tick_id
+                    || stored.revision as f64 != sub.revision
+                {
+                    return Err(KernelError::conflict(format!(
+                        "submission {submission_id} of {} was already accepted with other content",
+                        sub.participant_id
+                    )));
+                }
+                let mut receipt = stored.receipt.clone();
+                receipt.status = "duplicate".into();
+                receipt.resolved = stored.receipt.cursor < self.live.cursor;
+                let next = self.live.transition_revision;
+                return Ok(self.prepared(next, Vec::new(), Vec::new(), PreparedResult::Ingest(receipt), Patch::Noop));
+            }
+        }
+        // 4. window
+        validate_intent_submission(&self.live.window, sub)?;
+        let submission_id = sub.submission_id.clone().expect("validated above");
+        // 5. terminal
+        if self.is_terminal() {
+            return Err(Self::terminal_error());
+        }
+        // 6. permanently single-use identities
+        let key = identity_key(&sub.participant_id, &submission_id);
+        if self.live.accepted.contains(&key) {
+            return Err(KernelError::unknown_submission(format!(
+                "submission {submission_id} of {} was accepted before and cannot be applied again",
+                sub.participant_id
+            )));
+        }
+        // 7. action
+        let ctx = CommandContext {
+            session_id: &self.options.session_id,
+            participant_id: &sub.participant_id,
+            submission_id: &submission_id,
+            cursor: self.live.cursor,
+            tick: self.live.tick,
+        };
+        let action = (self.options.command_to_action)(command, &ctx).map_err(|e| {
+            KernelError::Intent(IntentError {
+                code: IntentErrorCode::IllegalCommand,
+                message: format!("the game cannot map this command: {}", e.message),
+                cause: Some(e.message),
+            })
+        })?;
+        self.check_action_commitments(&sub.participant_id, &action)?;
+        // 8. game validation
+        self.options.reducer.validate_command(&self.live.state, &sub.participant_id, &action).map_err(|e| {
+            KernelError::Intent(IntentError {
+                code: IntentErrorCode::IllegalCommand,
+                message: format!("illegal command: {}", e.message),
+                cause: Some(e.message),
+            })
+        })?;
+        // 9. collection
+        if self.live.window.intents.contains_key(&sub.participant_id) {
+            // A different intent already holds the seat (an exact retry was
+            // answered from its receipt above).
+            return Err(KernelError::intent(
+                IntentErrorCode::ConflictingIntent,
+                format!("{} already submitted an intent for this window", sub.participant_id),
+            ));
+        }
+        let intent = Intent {
+            participant_id: sub.participant_id.clone(),
+            submission_id: submission_id.clone(),
+            command: command.clone(),
+            client_time: sub.client_time.clone(),
+            prev_chain_hash: sub.prev_chain_hash.clone(),
+            sig: sub.sig.clone(),
+        };
+        let (submitted, awaiting) = self.lists_with(&sub.participant_id);
+        let receipt = IngestReceipt {
+            status: "accepted".into(),
+            participant_id: sub.participant_id.clone(),
+            submission_id: submission_id.clone(),
+            cursor: self.live.cursor,
+            tick: self.live.tick,
+            submitted_participants: submitted,
+            awaiting_participants: awaiting,
+            resolved: false,
+        };
+        let next = self.live.transition_revision + 1;
+        let body = EventBody::IntentAccepted {
+            tick: self.live.tick,
+            revision: self.live.cursor,
+            participant_id: sub.participant_id.clone(),
+            submission_id: submission_id.clone(),
+            command: command.clone(),
+            canonical_command: canonical_command.clone(),
+            action: Some(Box::new(action.clone())),
+            client_time: sub.client_time.clone(),
+            prev_chain_hash: sub.prev_chain_hash.clone(),
+            sig: sub.sig.clone(),
+        };
+        let events = self.finish_events(next, vec![body])?;
+        let patch = Patch::Ingest(Box::new(IngestPatch {
+            seat: sub.participant_id.clone(),
+            intent,
+            action,
+            receipt_key: key,
+            receipt: StoredReceipt {
+                canonical_command,
+                tick_id: self.live.window.tick_id.clone(),
+                revision: self.live.cursor,
+                receipt: receipt.clone(),
+            },
+        }));
+        Ok(self.prepared(next, events, Vec::new(), PreparedResult::Ingest(receipt), patch))
+    }
+
+    /// Submitted/awaiting lists of the open window once `seat` submitted.
+    fn lists_with(&self, seat: &str) -> (Vec<String>, Vec<String>) {
+        let window = &self.live.window;
+        let mut submitted = Vec::with_capacity(window.participants.len());
+        let mut awaiting = Vec::new();
+        for p in &window.participants {
+            if p == seat || window.intents.contains_key(p) {
+                submitted.push(p.clone());
+            } else {
+                awaiting.push(p.clone());
+            }
+        }
+        (submitted, awaiting)
+    }
+
+    /// Ingest step 7: impersonation and commit–reveal envelope checks.
+    fn check_action_commitments(&self, participant: &str, action: &SubmittedAction) -> Result<(), KernelError> {
+        if let Some(seat) = &action.seat
+            && seat != participant
+        {
+            return Err(KernelError::conflict(format!("{participant} cannot submit an action for {seat}")));
+        }
+        if action.verified_payload.is_some() {
+            return Err(KernelError::conflict("verifiedPayload is set by the kernel, never by a submission"));
+        }
+        match (&action.commit, &action.reveal) {
+            (Some(_), Some(_)) => Err(KernelError::conflict("an action cannot commit and reveal at once")),
+            (Some(commit), None) => {
+                validate_commit_envelope(commit).map_err(KernelError::conflict)?;
+                let expected = self.live.next_commitment_ids.get(participant).copied().unwrap_or(0);
+                if commit.commitment_id != expected {
+                    return Err(KernelError::conflict(format!(
+                        "{participant}'s next commitment id is {expected}, not {}",
+                        commit.commitment_id
+                    )));
+                }
+                let open = self
+                    .live
+                    .commitments
+                    .iter()
+                    .filter(|((seat, _), record)| seat == participant && !record.revealed)
+                    .count() as u64;
+                if open >= self.limits.max_open_commitments_per_seat {
+                    return Err(KernelError::conflict(format!("{participant} already holds {open} open commitments")));
+                }
+                Ok(())
+            }
+            (None, Some(reveal)) => {
+                let record = self
+                    .live
+                    .commitments
+                    .get(&commitment_key(participant, reveal.commitment_id))
+                    .filter(|r| !r.revealed)
+                    .ok_or_else(|| {
+                        KernelError::conflict(format!("{participant} has no open commitment {}", reveal.commitment_id))
+                    })?;
+                let binding = CommitmentBinding {
+                    session_id: &self.options.session_id,
+                    seat: participant,
+                    commitment_id: reveal.commitment_id,
+                    window_ref: record.window_ref,
+                };
+                // Well-formedness only; the match is decided at resolution.
+                crate::commitment::commitment_preimage(&binding, &reveal.salt, &reveal.payload)
+                    .map_err(|e| KernelError::conflict(format!("malformed reveal: {e}")))?;
+                Ok(())
+            }
+            (None, None) => Ok(()),
+        }
+    }
+
+    // ----- extension -------------------------------------------------------
+
+    /// `prepareExtension(lane, record)`: a non-gameplay record; never reaches
+    /// the reducer, views or digest.
+    pub fn prepare_extension(&self, lane: &str, record: &Value) -> Result<Prepared<R::State>, KernelError> {
+        if self.is_terminal() {
+            return Err(Self::terminal_error());
+        }
+        if lane.is_empty() {
+            return Err(KernelError::type_error("extension lane must be a non-empty string"));
+        }
+        let Some(map) = record.as_object() else {
+            return Err(KernelError::type_error("extension record must be a JSON object"));
+        };
+        let bytes = canonical_json(record).len() as u64;
+        if bytes > self.limits.max_extension_bytes {
+            return Err(KernelError::range_error(format!(
+                "extension record is {bytes} bytes, over maxExtensionBytes {}",
+                self.limits.max_extension_bytes
+            )));
+        }
+        let next = self.live.transition_revision + 1;
+        let events = self.finish_events(
+            next,
+            vec![EventBody::Extension { tick: self.live.tick, lane: lane.into(), record: map.clone() }],
+        )?;
+        Ok(self.prepared(next, events, Vec::new(), PreparedResult::Extension, Patch::Extension))
+    }
+
+    // ----- advance / timeout ----------------------------------------------
+
+    fn start_draft(&self) -> Draft<R::State> {
+        Draft {
+            state: None,
+            cursor: self.live.cursor,
+            tick: self.live.tick,
+            window: self.live.window.clone(),
+            window_actions: self.live.window_actions.clone(),
+            full_view: None,
+            seat_views: None,
+            commitments: HashMap::new(),
+            next_commitment_ids: HashMap::new(),
+            salts: Vec::new(),
+            removed_receipts: Vec::new(),
+            rejections: Vec::new(),
+            last_checkpoint_tick: self.live.last_checkpoint_tick,
+            bodies: Vec::new(),
+            deltas: Vec::new(),
+            notices: Vec::new(),
+            warnings: Vec::new(),
+            resolutions: 0,
+            terminal: self.is_terminal(),
+            rejected: false,
+        }
+    }
+
+    /// `prepareAdvance(target)`: resolve the open window (turns) or the ticks
+    /// up to `target` inclusive (ticks), bounded by the catch-up limit.
+    pub fn prepare_advance(&self, target: Option<f64>) -> Result<Prepared<R::State>, KernelError> {
+        if self.is_terminal() {
+            return Err(Self::terminal_error());
+        }
+        let mut draft = self.start_draft();
+        let mut partial = false;
+        match self.options.cadence {
+            Cadence::Turns => {
+                if target.is_some() {
+                    return Err(KernelError::advance(AdvanceCode::InvalidTarget, "turns cadence takes no target"));
+                }
+                if !draft.window.is_complete() {
+                    return Err(KernelError::advance(
+                        AdvanceCode::NotReady,
+                        format!("the window still awaits {}", draft.window.awaiting().join(", ")),
+                    ));
+                }
+                self.resolve_once(&mut draft, ResolutionCause::Complete, None)?;
+            }
+            Cadence::Ticks(_) => {
+                let tick = self.live.tick;
+                let target = match target {
+                    None => tick,
+                    Some(t) => {
+                        if !(gaos_json::is_safe_integer(t) && t >= 0.0) {
+                            return Err(KernelError::advance(
+                                AdvanceCode::InvalidTarget,
+                                "target must be a non-negative safe integer",
+                            ));
+                        }
+                        t as u64
+                    }
+                };
+                if target < tick {
+                    return Err(KernelError::advance(
+                        AdvanceCode::StaleTarget,
+                        format!("target {target} is behind the open tick {tick}"),
+                    ));
+                }
+                if target - tick > self.limits.max_future_ticks {
+                    return Err(KernelError::advance(
+                        AdvanceCode::InvalidTarget,
+                        format!("target {target} is more than maxFutureTicks {} ahead", self.limits.max_future_ticks),
+                    ));
+                }
+                let requested = target - tick + 1;
+                let count = requested.min(self.limits.max_catch_up_ticks);
+                partial = requested > count;
+                for _ in 0..count {
+                    let cause =
+                        if draft.window.is_complete() { ResolutionCause::Complete } else { ResolutionCause::Tick };
+                    self.resolve_once(&mut draft, cause, None)?;
+                    if draft.terminal || draft.rejected {
+                        break;
+                    }
+                }
+            }
+        }
+        self.finish_advance(draft, partial)
+    }
+
+    /// `timeoutToAction(ctx, timeout)` with the session's mapper, if any.
+    pub fn timeout_to_action(&self, timeout: &TimeoutInput) -> Option<Result<SubmittedAction, KernelError>> {
+        let mapper = self.options.timeout_to_action.as_ref()?;
+        let ctx = TimeoutContext {
+            session_id: self.options.session_id.clone(),
+            game: self.options.game.clone(),
+            level_id: self.options.level_id.clone(),
+            level_version: self.options.level_version.clone(),
+            level: self.options.level.clone(),
+            seed: self.options.init_seed(),
+            participant_id: timeout.participant_id.clone(),
+            window_ref: self.live.cursor,
+        };
+        Some(mapper(&ctx, timeout).map_err(KernelError::from))
+    }
+
+    /// `prepareTimeout(timeout, forcedInput)`: resolve the open window with a
+    /// recorded system input (from the timeout mapper, or `forced_input`).
+    pub fn prepare_timeout(
+        &self,
+        timeout: &TimeoutInput,
+        forced_input: Option<&SubmittedAction>,
+    ) -> Result<Prepared<R::State>, KernelError> {
+        if self.is_terminal() {
+            return Err(Self::terminal_error());
+        }
+        if timeout.timeout_id.is_empty() || timeout.reason.is_empty() {
+            return Err(KernelError::type_error("timeoutId and reason must be non-empty strings"));
+        }
+        if timeout.tick != self.live.tick as f64 {
+            return Err(KernelError::advance(
+                AdvanceCode::StaleTarget,
+                format!("timeout tick {} is not the open tick {}", timeout.tick, self.live.tick),
+            ));
+        }
+        if let Some(seat) = &timeout.participant_id {
+            if !self.live.window.has_participant(seat) {
+                return Err(KernelError::conflict(format!("{seat} is not a participant of the open window")));
+            }
+            if self.live.window.intents.contains_key(seat) {
+                return Err(KernelError::conflict(format!("{seat} already submitted for the open window")));
+            }
+        }
+        let mut action = match self.timeout_to_action(timeout) {
+            Some(mapped) => {
+                let mapped = mapped?;
+                if let Some(forced) = forced_input
+                    && canonical_json(&forced.to_value()) != canonical_json(&mapped.to_value())
+                {
+                    return Err(KernelError::conflict("the forced input differs from the game's timeout mapping"));
+                }
+                mapped
+            }
+            None => forced_input.cloned().ok_or_else(|| {
+                KernelError::type_error("a timeout needs a forced input when the game has no timeout mapper")
+            })?,
+        };
+        match (&timeout.participant_id, &action.seat) {
+            (Some(seat), Some(action_seat)) if action_seat != seat => {
+                return Err(KernelError::conflict(format!("a timeout for {seat} cannot act for {action_seat}")));
+            }
+            (Some(seat), None) => action.seat = Some(seat.clone()),
+            (None, Some(action_seat)) => {
+                return Err(KernelError::conflict(format!(
+                    "a window-wide timeout cannot carry an action for {action_seat}"
+                )));
+            }
+            _ => {}
+        }
+        if action.commit.is_some() || action.reveal.is_some() || action.verified_payload.is_some() {
+            return Err(KernelError::conflict("a timeout input cannot carry commit, reveal or verifiedPayload"));
+        }
+        let mut draft = self.start_draft();
+        draft.bodies.push(EventBody::Timeout {
+            tick: self.live.tick,
+            timeout_id: timeout.timeout_id.clone(),
+            window_ref: self.live.cursor,
+            participant_id: timeout.participant_id.clone(),
+            reason: timeout.reason.clone(),
+            timeout_policy_ref: timeout.timeout_policy_ref.clone(),
+        });
+        let system_input = CanonicalInput {
+            participant_id: timeout.participant_id.clone(),
+            submission_id: None,
+            canonical_command: None,
+            cursor: None,
+            action,
+            client_time: None,
+            prev_chain_hash: None,
+            sig: None,
+        };
+        self.resolve_once(&mut draft, ResolutionCause::Timeout, Some(system_input))?;
+        self.finish_advance(draft, false)
+    }
+
+    /// One resolution (or rejection) of the draft's open window.
+    fn resolve_once(
+        &self,
+        draft: &mut Draft<R::State>,
+        cause: ResolutionCause,
+        system_input: Option<CanonicalInput>,
+    ) -> Result<(), KernelError> {
+        let next_revision = self.live.transition_revision + 1;
+        let window = &draft.window;
+        let mut inputs: Vec<CanonicalInput> = Vec::with_capacity(window.intents.len() + 1);
+        for participant in &window.participants {
+            let Some(intent) = window.intents.get(participant) else {
+                continue;
+            };
+            let mut action = draft.window_actions.get(participant).cloned().unwrap_or_default();
+            if action.seat.is_none() {
+                action.seat = Some(participant.clone());
+            }
+            inputs.push(CanonicalInput {
+                participant_id: Some(participant.clone()),
+                submission_id: Some(intent.submission_id.clone()),
+                canonical_command: Some(canonical_json(&intent.command)),
+                cursor: Some(window.revision),
+                action,
+                client_time: intent.client_time.clone(),
+                prev_chain_hash: intent.prev_chain_hash.clone(),
+                sig: intent.sig.clone(),
+            });
+        }
+        // Verify every reveal before anything is applied.
+        for input in &inputs {
+            let Some(reveal) = &input.action.reveal else {
+                continue;
+            };
+            let seat = input.participant_id.as_deref().expect("user input");
+            let record =
+                self.commitment(draft, seat, reveal.commitment_id).filter(|r| !r.revealed).ok_or_else(|| {
+                    KernelError::conflict(format!("{seat} has no open commitment {}", reveal.commitment_id))
+                })?;
+            let binding = CommitmentBinding {
+                session_id: &self.options.session_id,
+                seat,
+                commitment_id: reveal.commitment_id,
+                window_ref: record.window_ref,
+            };
+            let matches = verify_reveal(&binding, &record.envelope, reveal).unwrap_or(false);
+            if !matches {
+                self.reject(draft, input, reveal.commitment_id, next_revision);
+                return Ok(());
+            }
+        }
+        // Commitment bookkeeping, verified payloads.
+        for input in &mut inputs {
+            let seat = input.participant_id.clone().expect("user input");
+            if let Some(commit) = &input.action.commit {
+                draft.commitments.insert(
+                    commitment_key(&seat, commit.commitment_id),
+                    CommitmentRecord { envelope: commit.clone(), window_ref: draft.tick, revealed: false },
+                );
+                draft.next_commitment_ids.insert(seat.clone(), commit.commitment_id + 1);
+            }
+            if let Some(reveal) = input.action.reveal.clone() {
+                let mut record = self.commitment(draft, &seat, reveal.commitment_id).cloned().expect("verified above");
+                record.revealed = true;
+                draft.commitments.insert(commitment_key(&seat, reveal.commitment_id), record);
+                let identity = (seat.clone(), reveal.commitment_id);
+                let previous = draft
+                    .salts
+                    .iter()
+                    .rev()
+                    .find(|(salt, _)| *salt == reveal.salt)
+                    .map(|(_, id)| id.clone())
+                    .or_else(|| self.live.seen_salts.get(&reveal.salt).cloned());
+                match previous {
+                    Some(prev) if prev != identity => draft.warnings.push(SessionWarning {
+                        code: "salt_reuse".into(),
+                        message: format!(
+                            "salt of {seat}'s commitment {} was already used by {}'s commitment {}",
+                            reveal.commitment_id, prev.0, prev.1
+                        ),
+                        participant_id: seat.clone(),
+                        commitment_id: reveal.commitment_id,
+                    }),
+                    Some(_) => {}
+                    None => draft.salts.push((reveal.salt.clone(), identity)),
+                }
+                input.action.verified_payload = Some(reveal.payload.clone());
+            }
+        }
+        let consumed: Vec<SubmissionIdentity> = inputs
+            .iter()
+            .map(|i| SubmissionIdentity {
+                participant_id: i.participant_id.clone().expect("user input"),
+                submission_id: i.submission_id.clone().expect("user input"),
+            })
+            .collect();
+        if let Some(system) = &system_input {
+            inputs.push(system.clone());
+        }
+        let actions: Vec<SubmittedAction> = inputs.iter().map(|i| i.action.clone()).collect();
+        let forked = match draft.state.take() {
+            Some(state) => state,
+            None => self.isolation.fork(&self.live.state),
+        };
+        let next_state = self.options.reducer.advance(forked, &actions)?;
+        let full_view = self.options.reducer.view(&next_state);
+        let facts = Self::facts(&self.options, &next_state, &full_view)?;
+        let previous_views = draft.seat_views.as_deref().unwrap_or(&self.live.seat_views);
+        let seat_views = Self::compute_seat_views(&self.options, &next_state, Some(previous_views))?;
+        let resolved_cursor = draft.cursor;
+        let resolved_tick = draft.tick;
+        draft.cursor += 1;
+        draft.tick += 1;
+        let acks = consumed.clone();
+        for (i, seat) in self.options.seats.iter().enumerate() {
+            let sv = &seat_views[i];
+            let unchanged = previous_views[i].canonical == sv.canonical;
+            draft.deltas.push(ObservationDelta {
+                seat: seat.clone(),
+                scope_id: seat.clone(),
+                transition_revision: next_revision,
+                view_revision: sv.revision,
+                tick: draft.tick,
+                codec: "v2".into(),
+                origin: DeltaOrigin::Resolution,
+                acknowledgements: acks.clone(),
+                rejections: Vec::new(),
+                body: if unchanged { DeltaBody::Unchanged } else { DeltaBody::Snapshot { view: Arc::clone(&sv.view) } },
+                view_digest: sv.digest,
+            });
+        }
+        let result =
+            ResolutionResult { status: facts.status.clone(), stars: facts.stars, actions_used: facts.actions_used };
+        let system = if cause == ResolutionCause::Timeout { system_input } else { None };
+        draft.bodies.push(EventBody::Resolution {
+            tick: resolved_tick,
+            cursor: resolved_cursor,
+            cause,
+            consumed,
+            inputs,
+            system_input: system.map(Box::new),
+            result,
+        });
+        draft.window = Self::window_for(&self.options, draft.cursor, &facts.participants)?;
+        draft.window_actions.clear();
+        draft.terminal = facts.status != "playing";
+        draft.state = Some(next_state);
+        draft.full_view = Some(full_view);
+        draft.seat_views = Some(seat_views);
+        draft.resolutions += 1;
+        Ok(())
+    }
+
+    fn commitment<'a>(&'a self, draft: &'a Draft<R::State>, seat: &str, id: u32) -> Option<&'a CommitmentRecord> {
+        let key = commitment_key(seat, id);
+        draft.commitments.get(&key).or_else(|| self.live.commitments.get(&key))
+    }
+
+    /// A mismatching reveal: record the rejection, drop the seat's intent and
+    /// receipt, notify every seat; nothing resolves.
+    fn reject(&self, draft: &mut Draft<R::State>, input: &CanonicalInput, commitment_id: u32, next_revision: u64) {
+        let seat = input.participant_id.clone().expect("user input");
+        let submission_id = input.submission_id.clone().expect("user input");
+        let reveal = input.action.reveal.clone().expect("a rejection concerns a reveal");
+        draft.bodies.push(EventBody::Rejection {
+            code: "commit_mismatch".into(),
+            tick: draft.tick,
+            participant_id: seat.clone(),
+            submission_id: submission_id.clone(),
+            commitment_id,
+            scheme: COMMIT_SCHEME.into(),
+            attempted_reveal: AttemptedReveal { salt: reveal.salt, payload: reveal.payload },
+            canonical_command: input.canonical_command.clone(),
+            cursor: input.cursor,
+            client_time: input.client_time.clone(),
+            prev_chain_hash: input.prev_chain_hash.clone(),
+            sig: input.sig.clone(),
+        });
+        draft.window.intents.remove(&seat);
+        draft.window_actions.remove(&seat);
+        draft.removed_receipts.push(identity_key(&seat, &submission_id));
+        let record = RejectionRecord {
+            transition_revision: next_revision,
+            tick: draft.tick,
+            participant_id: seat,
+            submission_id,
+        };
+        let views = draft.seat_views.as_deref().unwrap_or(&self.live.seat_views);
+        for (i, dest) in self.options.seats.iter().enumerate() {
+            let n = notice(dest, &record);
+            draft.deltas.push(ObservationDelta {
+                seat: dest.clone(),
+                scope_id: dest.clone(),
+                transition_revision: next_revision,
+                view_revision: views[i].revision,
+                tick: draft.tick,
+                codec: "v2".into(),
+                origin: DeltaOrigin::Resolution,
+                acknowledgements: Vec::new(),
+                rejections: vec![n.clone()],
+                body: DeltaBody::Unchanged,
+                view_digest: views[i].digest,
+            });
+            draft.notices.push(n);
+        }
+        draft.rejections.push(record);
+        draft.rejected = true;
+    }
+
+    fn finish_advance(&self, mut draft: Draft<R::State>, partial: bool) -> Result<Prepared<R::State>, KernelError> {
+        let views = draft.seat_views.as_deref().unwrap_or(&self.live.seat_views);
+        let digest = Self::kernel_digest(&self.options, &self.sorted_seats, draft.cursor, draft.tick, views);
+        let last_is_rejection = matches!(draft.bodies.last(), Some(EventBody::Rejection { .. }));
+        if (draft.resolutions > 0 && draft.tick - draft.last_checkpoint_tick >= self.limits.checkpoint_interval)
+            || last_is_rejection
+        {
+            draft.bodies.push(EventBody::Checkpoint { tick: draft.tick, digest });
+            draft.last_checkpoint_tick = draft.tick;
+        }
+        let next = self.live.transition_revision + 1;
+        let events = self.finish_events(next, std::mem::take(&mut draft.bodies))?;
+        let summary = AdvanceSummary {
+            resolutions: draft.resolutions,
+            partial,
+            cursor: draft.cursor,
+            tick: draft.tick,
+            digest,
+            deltas: draft.deltas.clone(),
+            rejections: std::mem::take(&mut draft.notices),
+            warnings: std::mem::take(&mut draft.warnings),
+        };
+        let deltas = std::mem::take(&mut draft.deltas);
+        let patch = AdvancePatch {
+            cursor: draft.cursor,
+            tick: draft.tick,
+            full_view: draft.full_view.take().unwrap_or_else(|| self.live.full_view.clone()),
+            seat_views: draft.seat_views.take().unwrap_or_else(|| self.live.seat_views.clone()),
+            state: draft.state.take(),
+            window: draft.window,
+            window_actions: draft.window_actions,
+            commitments: draft.commitments,
+            next_commitment_ids: draft.next_commitment_ids,
+            salts: draft.salts,
+            removed_receipts: draft.removed_receipts,
+            rejections: draft.rejections,
+            last_checkpoint_tick: draft.last_checkpoint_tick,
+            evict: draft.resolutions > 0,
+        };
+        Ok(self.prepared(next, events, deltas, PreparedResult::Advance(summary), Patch::Advance(Box::new(patch))))
+    }
+
+    // ----- completion ------------------------------------------------------
+
+    fn discard_patch(&self, patch: Option<Patch<R::State>>) {
+        if let Some(Patch::Advance(advance)) = patch
+            && let Some(draft) = advance.state
+        {
+            self.isolation.discard(draft);
+        }
+    }
+
+    /// `commit(prepared)`: publish a prepared transition. A transition
+    /// prepared against an older revision is aborted and reported `stale`.
+    pub fn commit(&mut self, prepared: &mut Prepared<R::State>) -> Result<(), KernelError> {
+        if prepared.owner != self.id {
+            return Err(KernelError::lifecycle(
+                LifecycleCode::Foreign,
+                "this transition was prepared by another kernel",
+            ));
+        }
+        if prepared.completion != Completion::Open {
+            return Err(KernelError::lifecycle(
+                LifecycleCode::AlreadyCompleted,
+                "this transition was already completed",
+            ));
+        }
+        if prepared.base != self.live.transition_revision {
+            prepared.completion = Completion::Aborted;
+            self.discard_patch(prepared.patch.take());
+            return Err(KernelError::lifecycle(
+                LifecycleCode::Stale,
+                format!(
+                    "prepared at revision {}, but the kernel is at {}; it was aborted",
+                    prepared.base, self.live.transition_revision
+                ),
+            ));
+        }
+        prepared.completion = Completion::Committed;
+        let patch = prepared.patch.take().expect("an open transition holds its patch");
+        // The events move into the transcript; the host persisted them already.
+        let events = std::mem::take(&mut prepared.events);
+        self.apply(patch, events, prepared.next);
+        Ok(())
+    }
+
+    /// `abort(prepared)`: drop an open transition (idempotent after abort).
+    pub fn abort(&mut self, prepared: &mut Prepared<R::State>) -> Result<(), KernelError> {
+        if prepared.owner != self.id {
+            return Err(KernelError::lifecycle(
+                LifecycleCode::Foreign,
+                "this transition was prepared by another kernel",
+            ));
+        }
+        match prepared.completion {
+            Completion::Committed => {
+                Err(KernelError::lifecycle(LifecycleCode::AlreadyCompleted, "this transition was already committed"))
+            }
+            Completion::Aborted => Ok(()),
+            Completion::Open => {
+                prepared.completion = Completion::Aborted;
+                self.discard_patch(prepared.patch.take());
+                Ok(())
+            }
+        }
+    }
+
+    /// Prepare and commit in one step (for callers without persistence).
+    pub fn apply_now(&mut self, mut prepared: Prepared<R::State>) -> Result<Prepared<R::State>, KernelError> {
+        self.commit(&mut prepared)?;
+        Ok(prepared)
+    }
+
+    fn apply(&mut self, patch: Patch<R::State>, events: Vec<SessionEvent>, next: u64) {
+        let live = &mut self.live;
+        match patch {
+            Patch::Noop => {}
+            Patch::Extension => {}
+            Patch::Ingest(ingest) => {
+                let IngestPatch { seat, intent, action, receipt_key, receipt } = *ingest;
+                live.window.intents.insert(seat.clone(), intent);
+                live.window_actions.insert(seat, action);
+                live.accepted.insert(receipt_key.clone());
+                live.receipt_order.push_back((receipt.revision, receipt_key.clone()));
+                live.receipts.insert(receipt_key, receipt);
+            }
+            Patch::Advance(patch) => {
+                let AdvancePatch {
+                    state,
+                    cursor,
+                    tick,
+                    window,
+                    window_actions,
+                    full_view,
+                    seat_views,
+                    commitments,
+                    next_commitment_ids,
+                    salts,
+                    removed_receipts,
+                    rejections,
+                    last_checkpoint_tick,
+                    evict,
+                } = *patch;
+                if let Some(state) = state {
+                    let previous = std::mem::replace(&mut live.state, state);
+                    self.isolation.retire(previous);
+                }
+                live.cursor = cursor;
+                live.tick = tick;
+                live.window = window;
+                live.window_actions = window_actions;
+                live.full_view = full_view;
+                live.seat_views = seat_views;
+                live.commitments.extend(commitments);
+                live.next_commitment_ids.extend(next_commitment_ids);
+                for (salt, identity) in salts {
+                    live.seen_salts.entry(salt).or_insert(identity);
+                }
+                for key in removed_receipts {
+                    live.receipts.remove(&key);
+                }
+                live.rejections.extend(rejections);
+                live.last_checkpoint_tick = last_checkpoint_tick;
+                if evict {
+                    Self::evict_receipts(live, self.limits.receipt_retention);
+                }
+            }
+        }
+        if !events.is_empty() {
+            live.transition_revision = next;
+            live.events.extend(events);
+        }
+    }
+
+    /// Move receipts older than the retention window out (their identities
+    /// stay in the permanent index).
+    fn evict_receipts(live: &mut Live<R::State>, retention: u64) {
+        while let Some((cursor, _)) = live.receipt_order.front() {
+            if cursor + retention >= live.cursor {
+                break;
+            }
+            let (_, key) = live.receipt_order.pop_front().expect("front exists");
+            live.receipts.remove(&key);
+        }
+    }
+}
+
+/// A notice of `record` routed to `seat`.
+fn notice(seat: &str, record: &RejectionRecord) -> RejectionNotice {
+    RejectionNotice {
+        seat: seat.into(),
+        transition_revision: record.transition_revision,
+        tick: record.tick,
+        participant_id: record.participant_id.clone(),
+        submission_id: record.submission_id.clone(),
+        code: "commit_mismatch".into(),
+    }
+}
+
+/// Window participants from a full view (§2.3).
+pub(crate) fn participants_of(view: &Value, seats: &[String]) -> Result<Vec<String>, KernelError> {
+    let participation = view.get("participation");
+    let mode = participation.and_then(|p| p.get("mode")).and_then(Value::as_str);
+    let from_active =
+        |v: Option<&Value>| -> Option<Vec<String>> { v.and_then(Value::as_str).map(|s| vec![s.to_owned()]) };
+    let participants: Vec<String> = match mode {
+        Some("sequential") => from_active(participation.and_then(|p| p.get("activeSeat"))).unwrap_or_default(),
+        Some("simultaneous") => participation
+            .and_then(|p| p.get("seats"))
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+            .unwrap_or_default(),
+        _ => from_active(view.get("activeSeat")).unwrap_or_else(|| seats.to_vec()),
+    };
+    if participants.is_empty() || participants.iter().any(|p| !seats.contains(p)) {
+        let mut sorted_declared: Vec<&String> = seats.iter().collect();
+        sorted_declared.sort();
+        let mut sorted: Vec<&String> = participants.iter().collect();
+        sorted.sort();
+        return Err(KernelError::type_error(format!(
+            "view participants {sorted:?} must be a non-empty subset of the declared seats {sorted_declared:?}"
+        )));
+    }
+    Ok(participants)
+}
+
+struct Draft<S> {
+    state: Option<S>,
+    cursor: u64,
+    tick: u64,
+    window: IntentWindow,
+    window_actions: BTreeMap<String, SubmittedAction>,
+    full_view: Option<Value>,
+    seat_views: Option<Vec<SeatView>>,
+    commitments: HashMap<(String, u32), CommitmentRecord>,
+    next_commitment_ids: HashMap<String, u32>,
+    salts: Vec<(String, (String, u32))>,
+    removed_receipts: Vec<String>,
+    rejections: Vec<RejectionRecord>,
+    last_checkpoint_tick: u64,
+    bodies: Vec<EventBody>,
+    deltas: Vec<ObservationDelta>,
+    notices: Vec<RejectionNotice>,
+    warnings: Vec<SessionWarning>,
+    resolutions: u64,
+    terminal: bool,
+    rejected: bool,
+}

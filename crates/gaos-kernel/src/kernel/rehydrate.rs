@@ -1,0 +1,363 @@
+//! `rehydrateKernel`: rebuild a kernel from its persisted transcript.
+//!
+//! Persisted events are authoritative, including events of a transition
+//! whose commit was never observed (a crash between persist and commit).
+//! Every recorded fact that can be recomputed is recomputed and compared:
+//! frozen actions, reveal checks, resolution results and checkpoint digests.
+
+use std::sync::Arc;
+
+use gaos_json::canonical_json;
+
+use super::{CommitmentRecord, RejectionRecord, SessionKernel, StoredReceipt, commitment_key, identity_key};
+use crate::action::SubmittedAction;
+use crate::commitment::{CommitmentBinding, verify_reveal};
+use crate::error::KernelError;
+use crate::event::{EventBody, EventLog, ResolutionCause, SessionEvent, SessionHeader};
+use crate::game::CommandContext;
+use crate::kernel::IngestReceipt;
+use crate::options::KernelOptions;
+use crate::protocol::Intent;
+use crate::reducer::TickReducer;
+
+/// `eventId == sessionId:transitionRevision:index`, checked without allocating.
+fn is_event_id(id: &str, session_id: &str, revision: u64, index: usize) -> bool {
+    let Some(rest) = id.strip_prefix(session_id).and_then(|r| r.strip_prefix(':')) else {
+        return false;
+    };
+    let mut parts = rest.splitn(2, ':');
+    let (Some(rev), Some(idx)) = (parts.next(), parts.next()) else {
+        return false;
+    };
+    let canonical =
+        |text: &str, value: u64| text.parse::<u64>().ok() == Some(value) && (text == "0" || !text.starts_with('0'));
+    canonical(rev, revision) && canonical(idx, index as u64)
+}
+
+fn bad(index: usize, message: impl std::fmt::Display) -> KernelError {
+    KernelError::type_error(format!("transcript event {index}: {message}"))
+}
+
+/// Check the timeout audit rules (kernel spec §4.10) over an event list:
+/// every timeout is immediately followed, in the same transition, by its
+/// rejection or its timeout resolution, and every timeout resolution directly
+/// follows its timeout.
+pub fn validate_timeout_audit(events: &[SessionEvent], seats: &[String]) -> Result<(), String> {
+    for (i, event) in events.iter().enumerate() {
+        match &event.body {
+            EventBody::Timeout { tick, window_ref, participant_id, timeout_policy_ref, .. } => {
+                if let Some(seat) = participant_id
+                    && !seats.contains(seat)
+                {
+                    return Err(format!("timeout event {i} names {seat:?}, not a declared seat"));
+                }
+                if timeout_policy_ref.is_none() && tick != window_ref {
+                    return Err(format!("timeout event {i}: tick {tick} differs from windowRef {window_ref}"));
+                }
+                let Some(next) = events.get(i + 1).filter(|n| n.transition_revision == event.transition_revision)
+                else {
+                    return Err(format!("timeout event {i} is not followed by its resolution or rejection"));
+                };
+                match &next.body {
+                    EventBody::Rejection { tick: rt, .. } if rt == window_ref => {}
+                    EventBody::Resolution {
+                        tick: rt,
+                        cursor,
+                        cause: ResolutionCause::Timeout,
+                        inputs,
+                        system_input,
+                        ..
+                    } if rt == window_ref && cursor == window_ref => {
+                        let system = system_input
+                            .as_deref()
+                            .or_else(|| inputs.iter().rev().find(|input| input.submission_id.is_none()))
+                            .ok_or_else(|| format!("timeout resolution {} has no system input", i + 1))?;
+                        if system.participant_id != *participant_id {
+                            return Err(format!(
+                                "timeout resolution {} does not match its timeout's participant",
+                                i + 1
+                            ));
+                        }
+                        match (participant_id, &system.action.seat) {
+                            (Some(seat), Some(action_seat)) if action_seat != seat => {
+                                return Err(format!("timeout resolution {} acts for another seat", i + 1));
+                            }
+                            (None, Some(_)) => {
+                                return Err(format!("window-wide timeout resolution {} carries a seat", i + 1));
+                            }
+                            _ => {}
+                        }
+                    }
+                    _ => {
+                        return Err(format!("timeout event {i} is not followed by its resolution or rejection"));
+                    }
+                }
+            }
+            EventBody::Resolution { cause: ResolutionCause::Timeout, .. } => {
+                let follows = i > 0
+                    && matches!(events[i - 1].body, EventBody::Timeout { .. })
+                    && events[i - 1].transition_revision == event.transition_revision;
+                if !follows {
+                    return Err(format!("timeout resolution {i} does not directly follow its timeout event"));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+impl<R> SessionKernel<R>
+where
+    R: TickReducer,
+    R::State: Clone + 'static,
+{
+    /// `rehydrateKernel(options, transcript)`: a fresh kernel from `options`
+    /// with every event re-applied. `header`, when given, must equal the
+    /// options' header canonically.
+    pub fn rehydrate(
+        options: Arc<KernelOptions<R>>,
+        header: Option<&SessionHeader>,
+        events: Vec<SessionEvent>,
+    ) -> Result<Self, KernelError> {
+        let mut kernel = SessionKernel::from_shared(options)?;
+        if let Some(header) = header {
+            let ours = canonical_json(&kernel.session_header().to_value());
+            if canonical_json(&header.to_value()) != ours {
+                return Err(KernelError::type_error("the transcript header does not match the kernel options"));
+            }
+        }
+        validate_timeout_audit(&events, &kernel.options.seats).map_err(KernelError::type_error)?;
+        let mut last_revision = 0u64;
+        let mut index_in_revision = 0usize;
+        for (i, event) in events.iter().enumerate() {
+            if event.transition_revision < last_revision || event.transition_revision == 0 {
+                return Err(bad(i, "transition revisions must be positive and non-decreasing"));
+            }
+            if event.transition_revision != last_revision {
+                index_in_revision = 0;
+            }
+            if !is_event_id(&event.event_id, &kernel.options.session_id, event.transition_revision, index_in_revision) {
+                return Err(bad(i, format!("unexpected eventId {:?}", event.event_id)));
+            }
+            index_in_revision += 1;
+            last_revision = event.transition_revision;
+            kernel.replay_event(i, event)?;
+        }
+        kernel.live.transition_revision = last_revision;
+        kernel.live.events = EventLog::from(events);
+        Ok(kernel)
+    }
+
+    fn replay_event(&mut self, i: usize, event: &SessionEvent) -> Result<(), KernelError> {
+        match &event.body {
+            EventBody::IntentAccepted {
+                tick,
+                revision,
+                participant_id,
+                submission_id,
+                command,
+                canonical_command,
+                action,
+                client_time,
+                prev_chain_hash,
+                sig,
+            } => {
+                if *revision != self.live.cursor || *tick != self.live.tick {
+                    return Err(bad(i, "an accepted intent must address the open window"));
+                }
+                if !self.live.window.has_participant(participant_id) {
+                    return Err(bad(i, format!("{participant_id} is not a participant of the open window")));
+                }
+                if submission_id.trim().is_empty() {
+                    return Err(bad(i, "submissionId must be a non-blank string"));
+                }
+                if self.live.window.intents.contains_key(participant_id) {
+                    return Err(bad(i, format!("{participant_id} already holds an intent in this window")));
+                }
+                let canonical = canonical_json(command);
+                if &canonical != canonical_command {
+                    return Err(bad(i, "canonicalCommand does not match command"));
+                }
+                let key = identity_key(participant_id, submission_id);
+                if self.live.accepted.contains(&key) {
+                    return Err(bad(i, "a submission identity was accepted twice"));
+                }
+                let ctx = CommandContext {
+                    session_id: &self.options.session_id,
+                    participant_id,
+                    submission_id,
+                    cursor: *revision,
+                    tick: *tick,
+                };
+                let recomputed: SubmittedAction =
+                    (self.options.command_to_action)(command, &ctx).map_err(|e| bad(i, e))?;
+                let frozen = match action {
+                    Some(recorded) => {
+                        // Typed equality is canonical equality here (no NaN,
+                        // and -0 == 0 in both).
+                        if **recorded != recomputed {
+                            return Err(bad(i, "the recorded action differs from the game's mapping"));
+                        }
+                        (**recorded).clone()
+                    }
+                    None => recomputed,
+                };
+                let (submitted, awaiting) = self.lists_with(participant_id);
+                let receipt = IngestReceipt {
+                    status: "accepted".into(),
+                    participant_id: participant_id.clone(),
+                    submission_id: submission_id.clone(),
+                    cursor: *revision,
+                    tick: *tick,
+                    submitted_participants: submitted,
+                    awaiting_participants: awaiting,
+                    resolved: false,
+                };
+                let live = &mut self.live;
+                live.window.intents.insert(
+                    participant_id.clone(),
+                    Intent {
+                        participant_id: participant_id.clone(),
+                        submission_id: submission_id.clone(),
+                        command: command.clone(),
+                        client_time: client_time.clone(),
+                        prev_chain_hash: prev_chain_hash.clone(),
+                        sig: sig.clone(),
+                    },
+                );
+                live.window_actions.insert(participant_id.clone(), frozen);
+                live.accepted.insert(key.clone());
+                live.receipt_order.push_back((*revision, key.clone()));
+                live.receipts.insert(
+                    key,
+                    StoredReceipt {
+                        canonical_command: canonical,
+                        tick_id: live.window.tick_id.clone(),
+                        revision: *revision,
+                        receipt,
+                    },
+                );
+                Ok(())
+            }
+            EventBody::Resolution { tick, cursor, consumed, inputs, result, .. } => {
+                if *cursor != self.live.cursor || *tick != self.live.tick {
+                    return Err(bad(i, "a resolution must resolve the open window"));
+                }
+                if self.is_terminal() {
+                    return Err(bad(i, "a resolution after the session ended"));
+                }
+                let window = &self.live.window;
+                let mut expected = window
+                    .participants
+                    .iter()
+                    .filter_map(|p| window.intents.get(p).map(|intent| (p, &intent.submission_id)));
+                let matches = consumed.len() == window.intents.len()
+                    && consumed.iter().all(|c| expected.next() == Some((&c.participant_id, &c.submission_id)));
+                if !matches {
+                    return Err(bad(i, "the consumed intents differ from the window's accepted intents"));
+                }
+                // Commitment bookkeeping and reveal re-checks on the recorded actions.
+                for input in inputs {
+                    let Some(seat) = &input.participant_id else {
+                        continue;
+                    };
+                    if let Some(commit) = &input.action.commit {
+                        self.live.commitments.insert(
+                            commitment_key(seat, commit.commitment_id),
+                            CommitmentRecord { envelope: commit.clone(), window_ref: *tick, revealed: false },
+                        );
+                        self.live.next_commitment_ids.insert(seat.clone(), commit.commitment_id + 1);
+                    }
+                    if let Some(reveal) = &input.action.reveal {
+                        let key = commitment_key(seat, reveal.commitment_id);
+                        let record = self
+                            .live
+                            .commitments
+                            .get(&key)
+                            .filter(|r| !r.revealed)
+                            .ok_or_else(|| bad(i, format!("{seat} reveals an unknown commitment")))?;
+                        let binding = CommitmentBinding {
+                            session_id: &self.options.session_id,
+                            seat,
+                            commitment_id: reveal.commitment_id,
+                            window_ref: record.window_ref,
+                        };
+                        if !verify_reveal(&binding, &record.envelope, reveal).unwrap_or(false) {
+                            return Err(bad(i, format!("{seat}'s recorded reveal does not match its commitment")));
+                        }
+                        if let Some(r) = self.live.commitments.get_mut(&key) {
+                            r.revealed = true;
+                        }
+                        self.live.seen_salts.entry(reveal.salt.clone()).or_insert((seat.clone(), reveal.commitment_id));
+                    }
+                }
+                let actions: Vec<SubmittedAction> = inputs.iter().map(|input| input.action.clone()).collect();
+                let forked = self.isolation.fork(&self.live.state);
+                let next_state = self.options.reducer.advance(forked, &actions)?;
+                let full_view = self.options.reducer.view(&next_state);
+                let facts = Self::facts(&self.options, &next_state, &full_view)?;
+                if facts.status != result.status
+                    || facts.stars != result.stars
+                    || facts.actions_used != result.actions_used
+                {
+                    return Err(bad(i, "the recorded result differs from the re-simulated one"));
+                }
+                let seat_views = Self::compute_seat_views(&self.options, &next_state, Some(&self.live.seat_views))?;
+                let live = &mut self.live;
+                let previous = std::mem::replace(&mut live.state, next_state);
+                self.isolation.retire(previous);
+                let live = &mut self.live;
+                live.cursor += 1;
+                live.tick += 1;
+                live.full_view = full_view;
+                live.seat_views = seat_views;
+                live.window = Self::window_for(&self.options, live.cursor, &facts.participants)?;
+                live.window_actions.clear();
+                Self::evict_receipts(live, self.limits.receipt_retention);
+                Ok(())
+            }
+            EventBody::Rejection { tick, participant_id, submission_id, .. } => {
+                if *tick != self.live.tick {
+                    return Err(bad(i, "a rejection must concern the open window"));
+                }
+                let held = self.live.window.intents.get(participant_id).map(|intent| &intent.submission_id);
+                if held != Some(submission_id) {
+                    return Err(bad(i, "a rejection must concern an accepted intent of the open window"));
+                }
+                let live = &mut self.live;
+                live.window.intents.remove(participant_id);
+                live.window_actions.remove(participant_id);
+                live.receipts.remove(&identity_key(participant_id, submission_id));
+                live.rejections.push(RejectionRecord {
+                    transition_revision: event.transition_revision,
+                    tick: *tick,
+                    participant_id: participant_id.clone(),
+                    submission_id: submission_id.clone(),
+                });
+                Ok(())
+            }
+            EventBody::Checkpoint { tick, digest } => {
+                if *tick != self.live.tick || *digest != self.digest() {
+                    return Err(bad(
+                        i,
+                        format!(
+                            "checkpoint (tick {tick}, digest {digest}) differs from the rebuilt kernel (tick {}, digest {})",
+                            self.live.tick,
+                            self.digest()
+                        ),
+                    ));
+                }
+                self.live.last_checkpoint_tick = *tick;
+                Ok(())
+            }
+            EventBody::Extension { lane, .. } => {
+                if lane.is_empty() {
+                    return Err(bad(i, "an extension needs a lane"));
+                }
+                Ok(())
+            }
+            EventBody::Timeout { .. } => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,304 @@
+//! Kernel construction options and limits (`SessionKernelOptions`,
+//! `SessionLimits`).
+
+use std::sync::Arc;
+
+use gaos_json::Value;
+
+use crate::action::SubmittedAction;
+use crate::error::{GameError, KernelError};
+use crate::event::{HeaderCadence, SeedPolicy, SessionHeader};
+use crate::game::{CommandContext, Game, GameRef, TimeoutContext, TimeoutInput};
+use crate::protocol::{TickRate, is_valid_participant_id};
+use crate::reducer::{DynReducer, StateIsolation, TickReducer};
+
+/// `commandToAction(command, ctx)`.
+pub type CommandMapper =
+    Arc<dyn for<'a> Fn(&Value, &CommandContext<'a>) -> Result<SubmittedAction, GameError> + Send + Sync>;
+
+/// `timeoutToAction(ctx, timeout)`.
+pub type TimeoutMapper =
+    Arc<dyn Fn(&TimeoutContext, &TimeoutInput) -> Result<SubmittedAction, GameError> + Send + Sync>;
+
+/// Explicit host clock policy. The kernel never reads a clock itself.
+#[derive(Clone, Default)]
+pub enum HostTime {
+    /// Omit `hostTime` from events (reproducible transcripts).
+    #[default]
+    None,
+    /// A provider of UTC epoch milliseconds, called once per event.
+    Provider(Arc<dyn Fn() -> i64 + Send + Sync>),
+}
+
+impl std::fmt::Debug for HostTime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HostTime::None => f.write_str("HostTime::None"),
+            HostTime::Provider(_) => f.write_str("HostTime::Provider(..)"),
+        }
+    }
+}
+
+/// Session cadence.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Cadence {
+    /// Resolve per collection window (`prepare_advance()` without target).
+    Turns,
+    /// Fixed tick rate; windows resolve as they are when their tick is advanced.
+    Ticks(TickRate),
+}
+
+impl Cadence {
+    pub fn header(&self) -> HeaderCadence {
+        match self {
+            Cadence::Turns => HeaderCadence::Turns,
+            Cadence::Ticks(rate) => HeaderCadence::Ticks { ticks_per_second: rate.ticks_per_second },
+        }
+    }
+
+    /// Read `{"mode":"turns"}` or `{"mode":"ticks","ticksPerSecond":N}`.
+    pub fn from_value(value: &Value) -> Result<Self, String> {
+        match value.get("mode").and_then(Value::as_str) {
+            Some("turns") => Ok(Cadence::Turns),
+            Some("ticks") => {
+                let tps = value
+                    .get("ticksPerSecond")
+                    .and_then(Value::as_f64)
+                    .ok_or("ticks cadence needs a numeric ticksPerSecond")?;
+                Ok(Cadence::Ticks(TickRate::new(tps)?))
+            }
+            _ => Err("cadence must be {\"mode\":\"turns\"} or {\"mode\":\"ticks\",\"ticksPerSecond\":N}".into()),
+        }
+    }
+}
+
+/// Optional overrides of the deterministic resource bounds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SessionLimits {
+    pub max_future_ticks: Option<f64>,
+    pub max_catch_up_ticks: Option<f64>,
+    pub receipt_retention: Option<f64>,
+    pub max_extension_bytes: Option<f64>,
+    pub checkpoint_interval: Option<f64>,
+    pub max_open_commitments_per_seat: Option<f64>,
+}
+
+impl SessionLimits {
+    /// Read a limits object; unknown keys and non-numbers are type errors.
+    pub fn from_value(value: &Value) -> Result<Self, String> {
+        let map = value.as_object().ok_or("limits must be an object")?;
+        let mut limits = SessionLimits::default();
+        for (key, v) in map {
+            let n = v.as_f64().ok_or_else(|| format!("limit {key} must be a number"))?;
+            let slot = match key.as_str() {
+                "maxFutureTicks" => &mut limits.max_future_ticks,
+                "maxCatchUpTicks" => &mut limits.max_catch_up_ticks,
+                "receiptRetention" => &mut limits.receipt_retention,
+                "maxExtensionBytes" => &mut limits.max_extension_bytes,
+                "checkpointInterval" => &mut limits.checkpoint_interval,
+                "maxOpenCommitmentsPerSeat" => &mut limits.max_open_commitments_per_seat,
+                other => return Err(format!("unknown limit {other}")),
+            };
+            *slot = Some(n);
+        }
+        Ok(limits)
+    }
+}
+
+/// Limits after defaults, all validated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResolvedLimits {
+    pub max_future_ticks: u64,
+    pub max_catch_up_ticks: u64,
+    pub receipt_retention: u64,
+    pub max_extension_bytes: u64,
+    pub checkpoint_interval: u64,
+    pub max_open_commitments_per_seat: u64,
+}
+
+fn limit(name: &str, value: Option<f64>, default: f64, min: u64) -> Result<u64, KernelError> {
+    let v = value.unwrap_or(default);
+    if !(v.is_finite() && v.fract() == 0.0 && v <= gaos_json::MAX_SAFE_INTEGER) {
+        return Err(KernelError::range_error(format!("{name} must be a safe integer, got {v}")));
+    }
+    if v < min as f64 {
+        return Err(KernelError::range_error(format!("{name} must be at least {min}, got {v}")));
+    }
+    Ok(v as u64)
+}
+
+impl SessionLimits {
+    /// Apply the reference defaults for `cadence` and check every bound.
+    pub fn resolve(&self, cadence: &Cadence) -> Result<ResolvedLimits, KernelError> {
+        let future_default = match cadence {
+            Cadence::Turns => 1.0,
+            Cadence::Ticks(rate) => 2.0 * rate.ticks_per_second,
+        };
+        Ok(ResolvedLimits {
+            max_future_ticks: limit("maxFutureTicks", self.max_future_ticks, future_default, 1)?,
+            max_catch_up_ticks: limit("maxCatchUpTicks", self.max_catch_up_ticks, 600.0, 1)?,
+            receipt_retention: limit("receiptRetention", self.receipt_retention, 64.0, 0)?,
+            max_extension_bytes: limit("maxExtensionBytes", self.max_extension_bytes, 65_536.0, 1)?,
+            checkpoint_interval: limit("checkpointInterval", self.checkpoint_interval, 1.0, 1)?,
+            max_open_commitments_per_seat: limit(
+                "maxOpenCommitmentsPerSeat",
+                self.max_open_commitments_per_seat,
+                64.0,
+                1,
+            )?,
+        })
+    }
+}
+
+/// Everything a kernel is built from (`SessionKernelOptions`). Rehydration
+/// builds a new kernel from the same options.
+pub struct KernelOptions<R: TickReducer> {
+    pub session_id: String,
+    pub game: GameRef,
+    pub level_id: String,
+    /// A string or number.
+    pub level_version: Option<Value>,
+    pub reducer: R,
+    pub level: Value,
+    /// Host-generated, never client-supplied.
+    pub seed: u32,
+    pub seed_policy: SeedPolicy,
+    /// Declared seats in declared order.
+    pub seats: Vec<String>,
+    pub cadence: Cadence,
+    pub host_time: HostTime,
+    pub command_to_action: CommandMapper,
+    pub timeout_to_action: Option<TimeoutMapper>,
+    pub limits: SessionLimits,
+    /// Absent: `Clone` isolation.
+    pub state_isolation: Option<Arc<dyn StateIsolation<R::State>>>,
+}
+
+impl<R: TickReducer + Clone> Clone for KernelOptions<R> {
+    fn clone(&self) -> Self {
+        KernelOptions {
+            session_id: self.session_id.clone(),
+            game: self.game.clone(),
+            level_id: self.level_id.clone(),
+            level_version: self.level_version.clone(),
+            reducer: self.reducer.clone(),
+            level: self.level.clone(),
+            seed: self.seed,
+            seed_policy: self.seed_policy,
+            seats: self.seats.clone(),
+            cadence: self.cadence,
+            host_time: self.host_time.clone(),
+            command_to_action: self.command_to_action.clone(),
+            timeout_to_action: self.timeout_to_action.clone(),
+            limits: self.limits,
+            state_isolation: self.state_isolation.clone(),
+        }
+    }
+}
+
+impl<R: TickReducer> KernelOptions<R> {
+    /// The level seed passed to `init` (derived for run-level-seed policy).
+    pub fn init_seed(&self) -> u32 {
+        match self.seed_policy {
+            SeedPolicy::Explicit => self.seed,
+            SeedPolicy::RunLevelSeedV1 => crate::seed::run_level_seed(self.seed, 0).expect("index 0 is exact"),
+        }
+    }
+
+    /// `sessionHeaderFor(options)`.
+    pub fn header(&self) -> SessionHeader {
+        SessionHeader {
+            session_id: self.session_id.clone(),
+            game: self.game.clone(),
+            level_id: self.level_id.clone(),
+            level_version: self.level_version.clone(),
+            level: self.level.clone(),
+            seed: self.seed,
+            seed_policy: self.seed_policy,
+            seats: self.seats.clone(),
+            cadence: self.cadence.header(),
+            timeout_policy: None,
+            seat_keys: None,
+            signature_policy: None,
+            dmath: None,
+        }
+    }
+
+    /// Construction checks that do not need the reducer's state.
+    pub(crate) fn validate(&self) -> Result<ResolvedLimits, KernelError> {
+        if self.session_id.trim().is_empty() {
+            return Err(KernelError::type_error("sessionId must be a non-empty string"));
+        }
+        if self.level_id.is_empty() {
+            return Err(KernelError::type_error("levelId must be a non-empty string"));
+        }
+        if let Some(v) = &self.level_version
+            && !matches!(v, Value::String(_) | Value::Number(_))
+        {
+            return Err(KernelError::type_error("levelVersion must be a string or number"));
+        }
+        if self.seats.is_empty() {
+            return Err(KernelError::type_error("a session needs at least one seat"));
+        }
+        for (i, seat) in self.seats.iter().enumerate() {
+            if !is_valid_participant_id(seat) {
+                return Err(KernelError::type_error(format!("invalid seat id {seat:?}")));
+            }
+            if self.seats[..i].contains(seat) {
+                return Err(KernelError::type_error(format!("duplicate seat id {seat:?}")));
+            }
+        }
+        if matches!(self.cadence, Cadence::Ticks(_)) && !self.reducer.supports_empty_ticks() {
+            return Err(KernelError::type_error("ticks cadence requires a reducer with advance"));
+        }
+        self.limits.resolve(&self.cadence)
+    }
+}
+
+impl KernelOptions<DynReducer> {
+    /// Options for a registered game: its reducer and mappers, with the given
+    /// session parameters. `with_timeout_mapper` configures the game's
+    /// timeout mapper when it has one.
+    #[allow(clippy::too_many_arguments)]
+    pub fn for_game(
+        game: &Arc<dyn Game>,
+        session_id: &str,
+        level_id: &str,
+        level_version: Option<Value>,
+        level: Value,
+        seed: u32,
+        seed_policy: SeedPolicy,
+        seats: Vec<String>,
+        cadence: Cadence,
+        with_timeout_mapper: bool,
+    ) -> Self {
+        let mapper_game = Arc::clone(game);
+        let command_to_action: CommandMapper =
+            Arc::new(move |command, ctx| mapper_game.command_to_action(command, ctx));
+        let timeout_to_action: Option<TimeoutMapper> = (with_timeout_mapper && game.has_timeout_mapper()).then(|| {
+            let g = Arc::clone(game);
+            let mapper: TimeoutMapper = Arc::new(move |ctx, timeout| {
+                g.timeout_to_action(ctx, timeout)
+                    .unwrap_or_else(|| Err(GameError::new("the game has no timeout mapper")))
+            });
+            mapper
+        });
+        KernelOptions {
+            session_id: session_id.into(),
+            game: game.game_ref(),
+            level_id: level_id.into(),
+            level_version,
+            reducer: game.reducer(),
+            level,
+            seed,
+            seed_policy,
+            seats,
+            cadence,
+            host_time: HostTime::None,
+            command_to_action,
+            timeout_to_action,
+            limits: SessionLimits::default(),
+            state_isolation: None,
+        }
+    }
+}

@@ -1,0 +1,454 @@
+//! `finalizeReplay` and `finalizeRunReplay`: project terminal transcripts
+//! into `gaos.replay` 1.3 artifacts.
+
+use gaos_json::{Map, Value, canonical_json};
+
+use super::format::{ReplayArtifact, ReplayBody};
+use crate::action::SubmittedAction;
+use crate::error::{AdvanceCode, KernelError};
+use crate::event::{CanonicalInput, EventBody, ResolutionCause, SeedPolicy, SessionEvent, SessionTranscript};
+use crate::kernel::validate_timeout_audit;
+use crate::seed::run_level_seed;
+
+/// Options of [`finalize_replay`].
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FinalizeOptions {
+    /// Wire permutation: `perm[wire − 1] == canonical − 1` for `Action N` ids.
+    pub perm: Vec<u64>,
+    /// `"full"` or `"seat:<id>"`; seat visibility drops attempted reveals.
+    pub visibility: Option<String>,
+    pub extensions: Option<Map>,
+    pub include_host_time: bool,
+}
+
+/// Whether a run may continue past a level that was not won.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AdvancePolicy {
+    /// Every non-final level must be won (the default).
+    #[default]
+    WinToAdvance,
+    /// Levels are played in order whatever their result.
+    PlayAllLevels,
+}
+
+/// Options of [`finalize_run_replay`].
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunFinalizeOptions {
+    /// The run seed; level `i` must have been played with `runLevelSeed(seed, i)`.
+    pub seed: u32,
+    pub perm: Vec<u64>,
+    pub advance_policy: AdvancePolicy,
+    pub visibility: Option<String>,
+    pub extensions: Option<Map>,
+    pub include_host_time: bool,
+}
+
+/// One finalized level: its header entry and its records (numbered later).
+struct Segment {
+    level: Map,
+    records: Vec<Map>,
+    result_status: String,
+    result_stars: Option<f64>,
+    actions_used: u64,
+}
+
+fn wire_id(canonical_id: &str, perm: &[u64]) -> String {
+    match canonical_id.strip_prefix("Action ").and_then(|n| n.parse::<u64>().ok()) {
+        Some(n) if n >= 1 && canonical_id == format!("Action {n}") => {
+            let wire = perm.iter().position(|&p| p == n - 1).map_or(0, |i| i + 1);
+            format!("Action {wire}")
+        }
+        _ => canonical_id.to_owned(),
+    }
+}
+
+fn project_action_fields(action: &SubmittedAction, out: &mut Map) {
+    let fields = action.to_map();
+    {
+        for key in [
+            "payload",
+            "x",
+            "y",
+            "index",
+            "boardId",
+            "zoneId",
+            "seat",
+            "targets",
+            "commit",
+            "reveal",
+            "verifiedPayload",
+        ] {
+            if let Some(v) = fields.get(key) {
+                out.insert(key.into(), v.clone());
+            }
+        }
+    }
+}
+
+fn project_input(input: &CanonicalInput, perm: &[u64]) -> Value {
+    let mut out = Map::new();
+    out.insert("canonicalId".into(), input.action.id.clone().into());
+    out.insert("wireId".into(), wire_id(&input.action.id, perm).into());
+    project_action_fields(&input.action, &mut out);
+    if let Some(id) = &input.submission_id {
+        out.insert("submissionId".into(), id.clone().into());
+    }
+    if let Some(c) = &input.canonical_command {
+        out.insert("canonicalCommand".into(), c.clone().into());
+    }
+    if let Some(c) = input.cursor {
+        out.insert("cursor".into(), c.into());
+    }
+    for (key, value) in
+        [("clientTime", &input.client_time), ("prevChainHash", &input.prev_chain_hash), ("sig", &input.sig)]
+    {
+        if let Some(v) = value {
+            out.insert(key.into(), v.clone());
+        }
+    }
+    Value::Object(out)
+}
+
+fn record(kind: &str, event: &SessionEvent, include_host_time: bool) -> Map {
+    let mut out = Map::new();
+    out.insert("kind".into(), kind.into());
+    if include_host_time && let Some(t) = event.host_time {
+        out.insert("hostTime".into(), t.into());
+    }
+    out
+}
+
+/// Finalize one transcript into its records and level entry.
+fn finalize_segment(
+    transcript: &SessionTranscript,
+    level_seed: u32,
+    options: &FinalizeOptions,
+) -> Result<Segment, KernelError> {
+    validate_timeout_audit(&transcript.events, &transcript.header.seats).map_err(KernelError::type_error)?;
+    let terminal = transcript.events.iter().rev().find_map(|e| match &e.body {
+        EventBody::Resolution { result, .. } => Some(result),
+        _ => None,
+    });
+    let result = match terminal {
+        Some(result) if result.status != "playing" => result.clone(),
+        _ => {
+            return Err(KernelError::advance(
+                AdvanceCode::Terminal,
+                "a replay can only be finalized once the session reached a terminal result",
+            ));
+        }
+    };
+    let full_visibility = options.visibility.as_deref().is_none_or(|v| v == "full");
+    let perm = &options.perm;
+    let mut records = Vec::new();
+    for event in &transcript.events {
+        let host = options.include_host_time;
+        let projected = match &event.body {
+            EventBody::IntentAccepted { .. } => continue,
+            EventBody::Resolution { tick, cause, inputs, system_input, .. } => {
+                let mut r = record("resolution", event, host);
+                r.insert("tick".into(), (*tick).into());
+                r.insert(
+                    "cause".into(),
+                    match cause {
+                        ResolutionCause::Complete => "complete",
+                        ResolutionCause::Timeout => "timeout",
+                        ResolutionCause::Tick => "tick",
+                    }
+                    .into(),
+                );
+                r.insert("inputs".into(), Value::Array(inputs.iter().map(|i| project_input(i, perm)).collect()));
+                if *cause == ResolutionCause::Timeout {
+                    let system = system_input
+                        .as_deref()
+                        .or_else(|| inputs.iter().rev().find(|i| i.submission_id.is_none()))
+                        .ok_or_else(|| KernelError::type_error("a timeout resolution has no system input"))?;
+                    r.insert("systemInput".into(), project_input(system, perm));
+                }
+                r
+            }
+            EventBody::Timeout { tick, timeout_id, window_ref, participant_id, reason, timeout_policy_ref } => {
+                let mut r = record("timeout", event, host);
+                r.insert("tick".into(), (*tick).into());
+                r.insert("timeoutId".into(), timeout_id.clone().into());
+                r.insert("windowRef".into(), (*window_ref).into());
+                r.insert("participantId".into(), participant_id.clone().into());
+                r.insert("reason".into(), reason.clone().into());
+                if let Some(p) = timeout_policy_ref {
+                    r.insert("timeoutPolicyRef".into(), p.clone().into());
+                }
+                r
+            }
+            EventBody::Extension { lane, record: body, .. } => {
+                let mut r = record("extension", event, host);
+                r.insert("lane".into(), lane.clone().into());
+                r.insert("record".into(), Value::Object(body.clone()));
+                r
+            }
+            EventBody::Checkpoint { tick, digest } => {
+                let mut r = record("checkpoint", event, host);
+                r.insert("tick".into(), (*tick).into());
+                r.insert("digest".into(), (*digest).into());
+                r
+            }
+            EventBody::Rejection {
+                tick,
+                participant_id,
+                submission_id,
+                commitment_id,
+                scheme,
+                attempted_reveal,
+                canonical_command,
+                cursor,
+                client_time,
+                prev_chain_hash,
+                sig,
+                ..
+            } => {
+                let mut r = record("commit-mismatch", event, host);
+                r.insert("tick".into(), (*tick).into());
+                r.insert("participantId".into(), participant_id.clone().into());
+                r.insert("submissionId".into(), submission_id.clone().into());
+                r.insert("commitmentId".into(), (*commitment_id).into());
+                r.insert("scheme".into(), scheme.clone().into());
+                if full_visibility {
+                    r.insert(
+                        "attemptedReveal".into(),
+                        gaos_json::to_value(attempted_reveal).expect("attempted reveal is JSON"),
+                    );
+                }
+                if let Some(c) = canonical_command {
+                    r.insert("canonicalCommand".into(), c.clone().into());
+                }
+                if let Some(c) = cursor {
+                    r.insert("cursor".into(), (*c).into());
+                }
+                for (key, value) in [("clientTime", client_time), ("prevChainHash", prev_chain_hash), ("sig", sig)] {
+                    if let Some(v) = value {
+                        r.insert(key.into(), v.clone());
+                    }
+                }
+                r
+            }
+        };
+        records.push(projected);
+    }
+    let header = &transcript.header;
+    let mut level = Map::new();
+    level.insert("id".into(), header.level_id.clone().into());
+    if let Some(v) = &header.level_version {
+        level.insert("version".into(), v.clone());
+    }
+    level.insert("seed".into(), level_seed.into());
+    level.insert("level".into(), header.level.clone());
+    let mut level_result = Map::new();
+    level_result.insert("status".into(), result.status.clone().into());
+    level_result.insert("stars".into(), result.stars.map_or(Value::Null, Value::Number));
+    level_result.insert("actionsUsed".into(), result.actions_used.into());
+    level.insert("result".into(), Value::Object(level_result));
+    Ok(Segment {
+        level,
+        records,
+        result_status: result.status,
+        result_stars: result.stars,
+        actions_used: result.actions_used,
+    })
+}
+
+fn assemble(
+    transcript: &SessionTranscript,
+    seed: u32,
+    seed_policy: SeedPolicy,
+    segments: Vec<Segment>,
+    perm: &[u64],
+    visibility: Option<&str>,
+    extensions: Option<&Map>,
+) -> Result<ReplayArtifact, KernelError> {
+    let mut levels = Vec::new();
+    let mut records = Vec::new();
+    let mut total_stars = 0.0;
+    let mut total_actions = 0u64;
+    for (index, segment) in segments.into_iter().enumerate() {
+        let mut level = segment.level;
+        level.insert("index".into(), index.into());
+        levels.push(Value::Object(level));
+        if segment.result_status == "won" {
+            total_stars += segment.result_stars.unwrap_or(0.0);
+        }
+        total_actions += segment.actions_used;
+        for mut r in segment.records {
+            r.insert("n".into(), records.len().into());
+            r.insert("levelIndex".into(), index.into());
+            records.push(r);
+        }
+    }
+    let header = &transcript.header;
+    let mut out = Map::new();
+    out.insert("kind".into(), "header".into());
+    out.insert("format".into(), "gaos.replay".into());
+    out.insert("formatVersion".into(), "1.3".into());
+    out.insert("sessionId".into(), header.session_id.clone().into());
+    out.insert("game".into(), gaos_json::to_value(&header.game).expect("game ref is JSON"));
+    out.insert("seed".into(), seed.into());
+    out.insert("seedPolicy".into(), seed_policy.as_str().into());
+    out.insert("perm".into(), Value::Array(perm.iter().map(|&p| p.into()).collect()));
+    out.insert("levels".into(), Value::Array(levels));
+    let mut totals = Map::new();
+    totals.insert("totalStars".into(), Value::Number(total_stars));
+    totals.insert("totalActionsUsed".into(), total_actions.into());
+    out.insert("totals".into(), Value::Object(totals));
+    if let Some(v) = visibility {
+        out.insert("visibility".into(), v.into());
+    }
+    let mut ext = extensions.cloned().unwrap_or_default();
+    if let Some(dmath) = &header.dmath {
+        ext.insert("dmath".into(), dmath.clone());
+    }
+    if !ext.is_empty() {
+        out.insert("extensions".into(), Value::Object(ext));
+    }
+    for (key, value) in [
+        ("seatKeys", &header.seat_keys),
+        ("signaturePolicy", &header.signature_policy),
+        ("timeoutPolicy", &header.timeout_policy),
+    ] {
+        if let Some(v) = value {
+            out.insert(key.into(), v.clone());
+        }
+    }
+    let artifact = ReplayArtifact { header: out, body: ReplayBody::Records(records) };
+    check_wire_ids(&artifact, perm)?;
+    Ok(artifact)
+}
+
+/// The wire-id rules every produced artifact must satisfy: `perm` is a
+/// bijection and every input id is `Action N` with `perm[wire−1] == canonical−1`.
+fn check_wire_ids(artifact: &ReplayArtifact, perm: &[u64]) -> Result<(), KernelError> {
+    let mut problems = Vec::new();
+    let mut seen = vec![false; perm.len()];
+    for &p in perm {
+        match seen.get_mut(p as usize) {
+            Some(slot) if !*slot => *slot = true,
+            _ => problems.push(format!("header.perm must be a permutation of 0..{}", perm.len())),
+        }
+    }
+    if perm.is_empty() {
+        problems.push("header.perm must not be empty".into());
+    }
+    let number = |id: &str| -> Option<u64> {
+        let n: u64 = id.strip_prefix("Action ")?.parse().ok()?;
+        (format!("Action {n}") == id && n >= 1 && n as usize <= perm.len()).then_some(n)
+    };
+    let inputs = artifact
+        .records()
+        .unwrap_or_default()
+        .iter()
+        .filter(|r| r.get("kind").and_then(Value::as_str) == Some("resolution"))
+        .filter_map(|r| r.get("inputs").and_then(Value::as_array))
+        .flatten();
+    for (i, input) in inputs.enumerate() {
+        let wire = input.get("wireId").and_then(Value::as_str).and_then(number);
+        let canonical = input.get("canonicalId").and_then(Value::as_str).and_then(number);
+        match (wire, canonical) {
+            (Some(w), Some(c)) if perm[(w - 1) as usize] == c - 1 => {}
+            _ => problems.push(format!(
+                "action {i}: wireId {} / canonicalId {} must be Action N within perm",
+                input.get("wireId").map(canonical_json).unwrap_or_default(),
+                input.get("canonicalId").map(canonical_json).unwrap_or_default()
+            )),
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        problems.dedup();
+        Err(KernelError::replay(problems))
+    }
+}
+
+/// `finalizeReplay(transcript, options)`: a one-level 1.3 artifact of a
+/// terminal transcript.
+pub fn finalize_replay(
+    transcript: &SessionTranscript,
+    options: &FinalizeOptions,
+) -> Result<ReplayArtifact, KernelError> {
+    let header = &transcript.header;
+    let level_seed = match header.seed_policy {
+        SeedPolicy::Explicit => header.seed,
+        SeedPolicy::RunLevelSeedV1 => run_level_seed(header.seed, 0).expect("index 0 is exact"),
+    };
+    let segment = finalize_segment(transcript, level_seed, options)?;
+    assemble(
+        transcript,
+        header.seed,
+        header.seed_policy,
+        vec![segment],
+        &options.perm,
+        options.visibility.as_deref(),
+        options.extensions.as_ref(),
+    )
+}
+
+/// `finalizeRunReplay(transcripts, options)`: ordered one-level transcripts
+/// as one derived-seed run.
+pub fn finalize_run_replay(
+    transcripts: &[SessionTranscript],
+    options: &RunFinalizeOptions,
+) -> Result<ReplayArtifact, KernelError> {
+    let first = transcripts.first().ok_or_else(|| KernelError::type_error("a run needs at least one level"))?;
+    let same = |f: &dyn Fn(&SessionTranscript) -> String| transcripts.iter().all(|t| f(t) == f(first));
+    if !same(&|t| t.header.session_id.clone()) {
+        return Err(KernelError::type_error("every level of a run must share the session id"));
+    }
+    let canon = |v: &Option<Value>| v.as_ref().map(canonical_json).unwrap_or_default();
+    if !same(&|t| canonical_json(&gaos_json::to_value(&t.header.game).expect("game ref is JSON")))
+        || !same(&|t| canon(&t.header.dmath))
+        || !same(&|t| canon(&t.header.timeout_policy))
+        || !same(&|t| format!("{}|{}", canon(&t.header.seat_keys), canon(&t.header.signature_policy)))
+    {
+        return Err(KernelError::type_error(
+            "every level of a run must share the game, dmath, timeout policy and seat keys",
+        ));
+    }
+    for (i, t) in transcripts.iter().enumerate() {
+        let expected = run_level_seed(options.seed, i as u64).map_err(KernelError::type_error)?;
+        if t.header.seed_policy != SeedPolicy::Explicit || t.header.seed != expected {
+            return Err(KernelError::type_error(format!(
+                "level {i} must be played with the explicit seed runLevelSeed({}, {i}) = {expected}",
+                options.seed
+            )));
+        }
+    }
+    if options.advance_policy == AdvancePolicy::WinToAdvance {
+        for (i, t) in transcripts.iter().enumerate().take(transcripts.len() - 1) {
+            let won = t.events.iter().rev().find_map(|e| match &e.body {
+                EventBody::Resolution { result, .. } => Some(result.status == "won"),
+                _ => None,
+            });
+            if won != Some(true) {
+                return Err(KernelError::type_error(format!(
+                    "level {i} was not won; under win-to-advance only the final level may end otherwise"
+                )));
+            }
+        }
+    }
+    let segment_options = FinalizeOptions {
+        perm: options.perm.clone(),
+        visibility: options.visibility.clone(),
+        extensions: None,
+        include_host_time: options.include_host_time,
+    };
+    let segments = transcripts
+        .iter()
+        .map(|t| finalize_segment(t, t.header.seed, &segment_options))
+        .collect::<Result<Vec<_>, _>>()?;
+    assemble(
+        first,
+        options.seed,
+        SeedPolicy::RunLevelSeedV1,
+        segments,
+        &options.perm,
+        options.visibility.as_deref(),
+        options.extensions.as_ref(),
+    )
+}
