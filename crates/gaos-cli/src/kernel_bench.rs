@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use gaos_games::GameRegistry;
 use gaos_json::{Map, Value};
-use gaos_kernel::replay::{FinalizeOptions, finalize_replay};
-use gaos_kernel::{Cadence, CommandSubmission, KernelError, KernelOptions, SeedPolicy, SessionKernel};
+use gaos_kernel::replay::{FinalizeOptions, VerifyOptions, finalize_replay, verify_replay};
+use gaos_kernel::{Cadence, CommandSubmission, Game, GameRef, KernelError, KernelOptions, SeedPolicy, SessionKernel};
 
 /// Measurements of one run.
 #[derive(Debug, Clone)]
@@ -141,6 +141,16 @@ pub fn run(transitions: u64) -> Result<BenchReport, KernelError> {
     let artifact = finalize_replay(&transcript, &FinalizeOptions { perm: vec![0], ..FinalizeOptions::default() })?;
     let text = artifact.to_jsonl();
     let finalize = t.elapsed();
+    // Verify the text as a third party would: parse, structure, re-simulation.
+    let resolve = |game: &GameRef| -> Option<Arc<dyn Game>> { registry.by_adapter(&game.adapter.id) };
+    let t = Instant::now();
+    let report = verify_replay(text.as_str(), &resolve, &VerifyOptions::default());
+    let verify = t.elapsed();
+    if !report.is_accepted() {
+        let mut problems = vec![format!("the finalized replay verified as {}", report.verdict)];
+        problems.extend(report.problems.to_strings());
+        return Err(KernelError::replay(problems));
+    }
     Ok(BenchReport {
         transitions,
         rounds,
@@ -148,7 +158,7 @@ pub fn run(transitions: u64) -> Result<BenchReport, KernelError> {
         tenths,
         rehydrate,
         finalize,
-        verify: None,
+        verify: Some(verify),
         replay_bytes: text.len(),
         events: transcript.events.len(),
     })

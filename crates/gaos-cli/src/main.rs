@@ -1,6 +1,10 @@
 //! `gaos`: the command-line front door of gaos-rs.
 
 mod kernel_bench;
+mod loadgen;
+mod play_cmd;
+mod replay_cmd;
+mod serve_cmd;
 
 /// mimalloc: the kernel allocates many small JSON values per transition, a
 /// pattern glibc malloc handles poorly (fragmentation, consolidation stalls).
@@ -29,6 +33,16 @@ enum Command {
         /// Address to listen on.
         #[arg(long, default_value = "127.0.0.1:8899")]
         listen: String,
+        /// Shortest controller lease a create or attach may ask for (ms).
+        #[arg(long, default_value_t = 1_000)]
+        lease_min_ms: u64,
+        /// Longest controller lease (ms); also the default, clamped to the bounds.
+        #[arg(long, default_value_t = 300_000)]
+        lease_max_ms: u64,
+        /// Testing only: let the operator move the host clock forward
+        /// (POST /v1/admin/clock). Never use in production.
+        #[arg(long, hide = true)]
+        test_clock: bool,
     },
     /// Conformance-pack tools.
     Conformance {
@@ -44,6 +58,15 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// gaos.replay tools: verify and inspect replay files.
+    Replay {
+        #[command(subcommand)]
+        command: replay_cmd::ReplayCommand,
+    },
+    /// Load a running host with concurrent counter sessions; report actions/s and ack latency.
+    Loadgen(loadgen::LoadgenArgs),
+    /// Play one match, one driver per seat (in process, or on --host).
+    Play(play_cmd::PlayArgs),
 }
 
 #[derive(Subcommand)]
@@ -61,13 +84,8 @@ enum ConformanceCommand {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve { data, listen } => {
-            eprintln!(
-                "gaos serve: the durable host is not built yet (it lands with the host issue); \
-                 nothing was started (data dir {}, listen {listen}).",
-                data.display()
-            );
-            ExitCode::from(2)
+        Command::Serve { data, listen, lease_min_ms, lease_max_ms, test_clock } => {
+            serve_cmd::run(data, listen, lease_min_ms, lease_max_ms, test_clock)
         }
         Command::Conformance { command: ConformanceCommand::Run { script, out } } => {
             match gaos_conformance::run_script_file(&script, &out) {
@@ -102,5 +120,8 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Command::Replay { command } => replay_cmd::run(command),
+        Command::Loadgen(args) => loadgen::run(args),
+        Command::Play(args) => play_cmd::run(args),
     }
 }

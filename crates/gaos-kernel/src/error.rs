@@ -201,3 +201,57 @@ impl From<GameError> for KernelError {
         KernelError::Reducer { message: e.message }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every error variant and code maps to the conformance pack's
+    /// `{kind, code}` pair (SCRIPT-FORMAT.md §4.1); scripts compare these strings.
+    #[test]
+    fn every_error_maps_to_its_neutral_kind_and_code() {
+        use IntentErrorCode::*;
+        let intent = [
+            (InvalidProtocol, "invalid_protocol"),
+            (WrongSession, "wrong_session"),
+            (StaleTick, "stale_tick"),
+            (UnknownParticipant, "unknown_participant"),
+            (InvalidSubmission, "invalid_submission"),
+            (IllegalCommand, "illegal_command"),
+            (ConflictingIntent, "conflicting_intent"),
+        ];
+        for (code, expected) in intent {
+            let error = KernelError::intent(code, "m");
+            assert_eq!((error.kind(), error.code()), ("intent", expected));
+            assert_eq!(code.as_str(), expected);
+        }
+        let cases = [
+            (KernelError::conflict("m"), "conflict", "conflict"),
+            (KernelError::unknown_submission("m"), "conflict", "unknown_submission"),
+            (KernelError::advance(AdvanceCode::NotReady, "m"), "advance", "not_ready"),
+            (KernelError::advance(AdvanceCode::StaleTarget, "m"), "advance", "stale_target"),
+            (KernelError::advance(AdvanceCode::InvalidTarget, "m"), "advance", "invalid_target"),
+            (KernelError::advance(AdvanceCode::InvalidView, "m"), "advance", "invalid_view"),
+            (KernelError::advance(AdvanceCode::Terminal, "m"), "advance", "terminal"),
+            (KernelError::lifecycle(LifecycleCode::Foreign, "m"), "lifecycle", "foreign"),
+            (KernelError::lifecycle(LifecycleCode::Stale, "m"), "lifecycle", "stale"),
+            (KernelError::lifecycle(LifecycleCode::AlreadyCompleted, "m"), "lifecycle", "already_completed"),
+            (KernelError::replay(vec!["p".into()]), "replay-format", "invalid"),
+            (KernelError::type_error("m"), "argument", "type"),
+            (KernelError::range_error("m"), "argument", "range"),
+            (KernelError::from(GameError::new("m")), "reducer", "reducer_failed"),
+        ];
+        for (error, kind, code) in cases {
+            assert_eq!((error.kind(), error.code()), (kind, code), "{error:?}");
+        }
+    }
+
+    #[test]
+    fn messages_say_what_failed() {
+        let illegal = IntentError { code: IntentErrorCode::IllegalCommand, message: "no card 7".into(), cause: None };
+        assert_eq!(KernelError::from(illegal).to_string(), "no card 7");
+        assert_eq!(KernelError::from(GameError::new("boom")).to_string(), "game code failed: boom");
+        let replay = KernelError::replay(vec!["a".into(), "b".into()]);
+        assert_eq!(replay.to_string(), "invalid gaos.replay 1.4 artifact: a; b");
+    }
+}

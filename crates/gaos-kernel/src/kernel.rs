@@ -283,6 +283,14 @@ pub struct SessionKernel<R: TickReducer> {
     live: Live<R::State>,
 }
 
+/// What a freshly advanced reducer state implies: its views and next window.
+struct Derived {
+    full_view: Value,
+    facts: ViewFacts,
+    seat_views: Vec<SeatView>,
+    window: IntentWindow,
+}
+
 /// Status and metrics derived from a full view.
 struct ViewFacts {
     status: String,
@@ -1163,11 +1171,19 @@ where
             Some(state) => state,
             None => self.isolation.fork(&self.live.state),
         };
+        // `advance` takes the draft by value: a reducer that fails drops it
+        // itself, so `discard` is never called for that draft.
         let next_state = self.options.reducer.advance(forked, &actions)?;
-        let full_view = self.options.reducer.view(&next_state);
-        let facts = Self::facts(&self.options, &next_state, &full_view)?;
         let previous_views = draft.seat_views.as_deref().unwrap_or(&self.live.seat_views);
-        let seat_views = Self::compute_seat_views(&self.options, &next_state, Some(previous_views))?;
+        let derived = self.derive(&next_state, previous_views, draft.cursor + 1, |_| Ok(()));
+        let Derived { full_view, facts, seat_views, window: next_window } = match derived {
+            Ok(derived) => derived,
+            Err(e) => {
+                // The reducer's result is a draft nobody will publish.
+                self.isolation.discard(next_state);
+                return Err(e);
+            }
+        };
         let resolved_cursor = draft.cursor;
         let resolved_tick = draft.tick;
         draft.cursor += 1;
@@ -1202,7 +1218,7 @@ where
             system_input: system.map(Box::new),
             result,
         });
-        draft.window = Self::window_for(&self.options, draft.cursor, &facts.participants)?;
+        draft.window = next_window;
         draft.window_actions.clear();
         draft.terminal = facts.status != "playing";
         draft.state = Some(next_state);
@@ -1210,6 +1226,23 @@ where
         draft.seat_views = Some(seat_views);
         draft.resolutions += 1;
         Ok(())
+    }
+
+    /// Full view, facts, seat views and next window of a freshly advanced
+    /// state; `check` vets the facts before the seat views are computed.
+    fn derive(
+        &self,
+        state: &R::State,
+        previous_views: &[SeatView],
+        next_cursor: u64,
+        check: impl FnOnce(&ViewFacts) -> Result<(), KernelError>,
+    ) -> Result<Derived, KernelError> {
+        let full_view = self.options.reducer.view(state);
+        let facts = Self::facts(&self.options, state, &full_view)?;
+        check(&facts)?;
+        let seat_views = Self::compute_seat_views(&self.options, state, Some(previous_views))?;
+        let window = Self::window_for(&self.options, next_cursor, &facts.participants)?;
+        Ok(Derived { full_view, facts, seat_views, window })
     }
 
     fn commitment<'a>(&'a self, draft: &'a Draft<R::State>, seat: &str, id: u32) -> Option<&'a CommitmentRecord> {
@@ -1279,7 +1312,16 @@ where
             draft.last_checkpoint_tick = draft.tick;
         }
         let next = self.live.transition_revision + 1;
-        let events = self.finish_events(next, std::mem::take(&mut draft.bodies))?;
+        let events = match self.finish_events(next, std::mem::take(&mut draft.bodies)) {
+            Ok(events) => events,
+            Err(e) => {
+                // A failed prepare has no completion that would discard its draft.
+                if let Some(state) = draft.state.take() {
+                    self.isolation.discard(state);
+                }
+                return Err(e);
+            }
+        };
         let summary = AdvanceSummary {
             resolutions: draft.resolutions,
             partial,

@@ -302,3 +302,216 @@ impl KernelOptions<DynReducer> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use gaos_json::{Value, obj};
+
+    use super::*;
+    use crate::error::ArgumentCode;
+    use crate::game::GameRef;
+    use crate::kernel::SessionKernel;
+    use crate::reducer::{ActionReducer, ActionReducerAdapter};
+
+    /// A one-seat-per-window game whose initial view is configurable.
+    #[derive(Clone)]
+    struct Fixed {
+        view: Value,
+        init_fails: bool,
+    }
+
+    impl TickReducer for Fixed {
+        type State = ();
+        fn init(&self, _level: &Value, _seed: u32) -> Result<(), GameError> {
+            if self.init_fails { Err(GameError::new("no such level")) } else { Ok(()) }
+        }
+        fn advance(&self, state: (), _inputs: &[SubmittedAction]) -> Result<(), GameError> {
+            Ok(state)
+        }
+        fn view(&self, _state: &()) -> Value {
+            self.view.clone()
+        }
+    }
+
+    fn playing() -> Value {
+        obj! { "status" => "playing", "hud" => obj! { "actionsUsed" => 0u32 } }.into()
+    }
+
+    fn options_with<R: TickReducer>(reducer: R) -> KernelOptions<R> {
+        KernelOptions {
+            session_id: "s".into(),
+            game: GameRef::conventional("tests/options"),
+            level_id: "only".into(),
+            level_version: None,
+            reducer,
+            level: Value::Null,
+            seed: 0,
+            seed_policy: SeedPolicy::Explicit,
+            seats: vec!["red".into(), "blue".into()],
+            cadence: Cadence::Turns,
+            host_time: HostTime::None,
+            command_to_action: Arc::new(|_, _| Ok(SubmittedAction::new("Action 1"))),
+            timeout_to_action: None,
+            limits: SessionLimits::default(),
+            state_isolation: None,
+        }
+    }
+
+    fn options() -> KernelOptions<Fixed> {
+        options_with(Fixed { view: playing(), init_fails: false })
+    }
+
+    fn construction_error<R>(options: KernelOptions<R>) -> (&'static str, &'static str)
+    where
+        R: TickReducer,
+        R::State: Clone + 'static,
+    {
+        let error = SessionKernel::new(options).err().expect("construction must fail");
+        (error.kind(), error.code())
+    }
+
+    const TYPE: (&str, &str) = ("argument", "type");
+    const RANGE: (&str, &str) = ("argument", "range");
+
+    #[test]
+    fn well_formed_options_construct() {
+        let kernel = SessionKernel::new(options()).expect("valid");
+        assert_eq!(kernel.window().participants, ["blue", "red"], "all seats, sorted");
+        let limits = kernel.limits();
+        assert_eq!(
+            (limits.max_future_ticks, limits.max_catch_up_ticks, limits.receipt_retention),
+            (1, 600, 64),
+            "turns defaults"
+        );
+        assert_eq!(
+            (limits.max_extension_bytes, limits.checkpoint_interval, limits.max_open_commitments_per_seat),
+            (65_536, 1, 64)
+        );
+    }
+
+    #[test]
+    fn bad_seats_are_type_errors() {
+        let seats: [&[&str]; 5] = [&[], &["red", "red"], &["red", "a b"], &[""], &["é"]];
+        for seats in seats {
+            let mut opts = options();
+            opts.seats = seats.iter().map(|s| (*s).to_owned()).collect();
+            assert_eq!(construction_error(opts), TYPE, "seats {seats:?}");
+        }
+        let mut opts = options();
+        opts.seats = vec!["x".repeat(129)];
+        assert_eq!(construction_error(opts), TYPE, "a 129-character seat id");
+        let mut opts = options();
+        opts.seats = vec!["x".repeat(128), "A-z_0.9:@".into()];
+        assert!(SessionKernel::new(opts).is_ok(), "128 characters and every allowed symbol");
+    }
+
+    #[test]
+    fn bad_identity_fields_are_type_errors() {
+        let mut opts = options();
+        opts.session_id = "  ".into();
+        assert_eq!(construction_error(opts), TYPE);
+        let mut opts = options();
+        opts.level_id = String::new();
+        assert_eq!(construction_error(opts), TYPE);
+        let mut opts = options();
+        opts.level_version = Some(Value::Bool(true));
+        assert_eq!(construction_error(opts), TYPE);
+        let mut opts = options();
+        opts.level_version = Some(Value::from(2u32));
+        assert!(SessionKernel::new(opts).is_ok(), "a numeric level version");
+    }
+
+    #[test]
+    fn limits_out_of_range_are_range_errors() {
+        let set = |f: fn(&mut SessionLimits, f64), v: f64| {
+            let mut limits = SessionLimits::default();
+            f(&mut limits, v);
+            limits
+        };
+        type Setter = fn(&mut SessionLimits, f64);
+        let fields: [(&str, Setter, f64); 6] = [
+            ("maxFutureTicks", |l, v| l.max_future_ticks = Some(v), 1.0),
+            ("maxCatchUpTicks", |l, v| l.max_catch_up_ticks = Some(v), 1.0),
+            ("receiptRetention", |l, v| l.receipt_retention = Some(v), 0.0),
+            ("maxExtensionBytes", |l, v| l.max_extension_bytes = Some(v), 1.0),
+            ("checkpointInterval", |l, v| l.checkpoint_interval = Some(v), 1.0),
+            ("maxOpenCommitmentsPerSeat", |l, v| l.max_open_commitments_per_seat = Some(v), 1.0),
+        ];
+        for (name, setter, min) in fields {
+            assert!(set(setter, min).resolve(&Cadence::Turns).is_ok(), "{name} = {min} is the minimum");
+            for bad in [min - 1.0, 1.5, f64::NAN, f64::INFINITY, gaos_json::MAX_SAFE_INTEGER + 2.0] {
+                let error = set(setter, bad).resolve(&Cadence::Turns).expect_err(name);
+                assert!(
+                    matches!(error, KernelError::Argument { code: ArgumentCode::Range, .. }),
+                    "{name} = {bad}: {error:?}"
+                );
+                assert!(error.to_string().contains(name), "the message names {name}: {error}");
+                let mut opts = options();
+                opts.limits = set(setter, bad);
+                assert_eq!(construction_error(opts), RANGE, "{name} = {bad}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_ticks_default_future_bound_must_be_a_safe_integer() {
+        let ticks = |tps| Cadence::Ticks(crate::protocol::TickRate::new(tps).expect("positive"));
+        assert_eq!(SessionLimits::default().resolve(&ticks(0.5)).expect("2 x 0.5 = 1").max_future_ticks, 1);
+        assert_eq!(SessionLimits::default().resolve(&ticks(30.0)).expect("60").max_future_ticks, 60);
+        let error = SessionLimits::default().resolve(&ticks(0.3)).expect_err("2 x 0.3 is not an integer");
+        assert_eq!(error.code(), "range");
+        let explicit = SessionLimits { max_future_ticks: Some(4.0), ..SessionLimits::default() };
+        assert_eq!(explicit.resolve(&ticks(0.3)).expect("explicit bound").max_future_ticks, 4);
+    }
+
+    #[test]
+    fn limits_objects_reject_unknown_keys_and_non_numbers() {
+        let limits = SessionLimits::from_value(&obj! { "receiptRetention" => 0u32 }.into()).expect("valid");
+        assert_eq!(limits.receipt_retention, Some(0.0));
+        assert!(SessionLimits::from_value(&obj! { "maxFutureTick" => 1u32 }.into()).is_err());
+        assert!(SessionLimits::from_value(&obj! { "maxFutureTicks" => "1" }.into()).is_err());
+        assert!(SessionLimits::from_value(&Value::from(1u32)).is_err());
+    }
+
+    #[test]
+    fn ticks_cadence_needs_a_reducer_that_can_advance_empty_ticks() {
+        #[derive(Clone)]
+        struct Apply;
+        impl ActionReducer for Apply {
+            type State = ();
+            fn init(&self, _level: &Value, _seed: u32) -> Result<(), GameError> {
+                Ok(())
+            }
+            fn apply(&self, state: (), _action: &SubmittedAction) -> Result<(), GameError> {
+                Ok(state)
+            }
+            fn view(&self, _state: &()) -> Value {
+                playing()
+            }
+        }
+        let mut opts = options_with(ActionReducerAdapter(Apply));
+        opts.cadence = Cadence::Ticks(crate::protocol::TickRate::new(10.0).expect("positive"));
+        assert_eq!(construction_error(opts), TYPE);
+        assert!(SessionKernel::new(options_with(ActionReducerAdapter(Apply))).is_ok(), "turns is fine");
+    }
+
+    #[test]
+    fn the_initial_state_and_view_are_checked() {
+        let failing = options_with(Fixed { view: playing(), init_fails: true });
+        assert_eq!(construction_error(failing), ("reducer", "reducer_failed"));
+        const INVALID_VIEW: (&str, &str) = ("advance", "invalid_view");
+        let hud = || obj! { "actionsUsed" => 0u32 };
+        let cases: [(Value, (&str, &str)); 4] = [
+            (obj! { "status" => "paused", "hud" => hud() }.into(), INVALID_VIEW),
+            (obj! { "status" => "ended", "stars" => 1u32, "hud" => hud() }.into(), INVALID_VIEW),
+            (obj! { "status" => "playing" }.into(), INVALID_VIEW),
+            (obj! { "status" => "playing", "activeSeat" => "green", "hud" => hud() }.into(), TYPE),
+        ];
+        for (view, expected) in cases {
+            let error = construction_error(options_with(Fixed { view: view.clone(), init_fails: false }));
+            assert_eq!(error, expected, "initial view {view}");
+        }
+    }
+}

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use gaos_json::canonical_json;
 
-use super::{CommitmentRecord, RejectionRecord, SessionKernel, StoredReceipt, commitment_key, identity_key};
+use super::{CommitmentRecord, Derived, RejectionRecord, SessionKernel, StoredReceipt, commitment_key, identity_key};
 use crate::action::SubmittedAction;
 use crate::commitment::{CommitmentBinding, verify_reveal};
 use crate::error::KernelError;
@@ -295,15 +295,22 @@ where
                 let actions: Vec<SubmittedAction> = inputs.iter().map(|input| input.action.clone()).collect();
                 let forked = self.isolation.fork(&self.live.state);
                 let next_state = self.options.reducer.advance(forked, &actions)?;
-                let full_view = self.options.reducer.view(&next_state);
-                let facts = Self::facts(&self.options, &next_state, &full_view)?;
-                if facts.status != result.status
-                    || facts.stars != result.stars
-                    || facts.actions_used != result.actions_used
-                {
-                    return Err(bad(i, "the recorded result differs from the re-simulated one"));
-                }
-                let seat_views = Self::compute_seat_views(&self.options, &next_state, Some(&self.live.seat_views))?;
+                let derived = self.derive(&next_state, &self.live.seat_views, self.live.cursor + 1, |facts| {
+                    if facts.status != result.status
+                        || facts.stars != result.stars
+                        || facts.actions_used != result.actions_used
+                    {
+                        return Err(bad(i, "the recorded result differs from the re-simulated one"));
+                    }
+                    Ok(())
+                });
+                let Derived { full_view, seat_views, window, .. } = match derived {
+                    Ok(derived) => derived,
+                    Err(e) => {
+                        self.isolation.discard(next_state);
+                        return Err(e);
+                    }
+                };
                 let live = &mut self.live;
                 let previous = std::mem::replace(&mut live.state, next_state);
                 self.isolation.retire(previous);
@@ -312,7 +319,7 @@ where
                 live.tick += 1;
                 live.full_view = full_view;
                 live.seat_views = seat_views;
-                live.window = Self::window_for(&self.options, live.cursor, &facts.participants)?;
+                live.window = window;
                 live.window_actions.clear();
                 Self::evict_receipts(live, self.limits.receipt_retention);
                 Ok(())

@@ -4,6 +4,7 @@
 use gaos_json::{Map, Value, canonical_json};
 
 use super::format::{ReplayArtifact, ReplayBody};
+use super::validate::validate_replay;
 use crate::action::SubmittedAction;
 use crate::error::{AdvanceCode, KernelError};
 use crate::event::{CanonicalInput, EventBody, ResolutionCause, SeedPolicy, SessionEvent, SessionTranscript};
@@ -17,7 +18,9 @@ pub struct FinalizeOptions {
     pub perm: Vec<u64>,
     /// `"full"` or `"seat:<id>"`; seat visibility drops attempted reveals.
     pub visibility: Option<String>,
+    /// `header.extensions` (the session's dmath declaration is added).
     pub extensions: Option<Map>,
+    /// Copy each event's advisory `hostTime` into its record.
     pub include_host_time: bool,
 }
 
@@ -36,10 +39,15 @@ pub enum AdvancePolicy {
 pub struct RunFinalizeOptions {
     /// The run seed; level `i` must have been played with `runLevelSeed(seed, i)`.
     pub seed: u32,
+    /// Wire permutation, as in [`FinalizeOptions::perm`].
     pub perm: Vec<u64>,
+    /// Whether levels before the last must have been won.
     pub advance_policy: AdvancePolicy,
+    /// `"full"` or `"seat:<id>"`, as in [`FinalizeOptions::visibility`].
     pub visibility: Option<String>,
+    /// `header.extensions` (the sessions' dmath declaration is added).
     pub extensions: Option<Map>,
+    /// Copy each event's advisory `hostTime` into its record.
     pub include_host_time: bool,
 }
 
@@ -317,53 +325,11 @@ fn assemble(
         }
     }
     let artifact = ReplayArtifact { header: out, body: ReplayBody::Records(records) };
-    check_wire_ids(&artifact, perm)?;
+    // Like the reference's createReplayArtifact: never hand out an artifact
+    // the format refuses (a product action id outside perm, a fractional
+    // index, ...).
+    validate_replay(&artifact)?;
     Ok(artifact)
-}
-
-/// The wire-id rules every produced artifact must satisfy: `perm` is a
-/// bijection and every input id is `Action N` with `perm[wire−1] == canonical−1`.
-fn check_wire_ids(artifact: &ReplayArtifact, perm: &[u64]) -> Result<(), KernelError> {
-    let mut problems = Vec::new();
-    let mut seen = vec![false; perm.len()];
-    for &p in perm {
-        match seen.get_mut(p as usize) {
-            Some(slot) if !*slot => *slot = true,
-            _ => problems.push(format!("header.perm must be a permutation of 0..{}", perm.len())),
-        }
-    }
-    if perm.is_empty() {
-        problems.push("header.perm must not be empty".into());
-    }
-    let number = |id: &str| -> Option<u64> {
-        let n: u64 = id.strip_prefix("Action ")?.parse().ok()?;
-        (format!("Action {n}") == id && n >= 1 && n as usize <= perm.len()).then_some(n)
-    };
-    let inputs = artifact
-        .records()
-        .unwrap_or_default()
-        .iter()
-        .filter(|r| r.get("kind").and_then(Value::as_str) == Some("resolution"))
-        .filter_map(|r| r.get("inputs").and_then(Value::as_array))
-        .flatten();
-    for (i, input) in inputs.enumerate() {
-        let wire = input.get("wireId").and_then(Value::as_str).and_then(number);
-        let canonical = input.get("canonicalId").and_then(Value::as_str).and_then(number);
-        match (wire, canonical) {
-            (Some(w), Some(c)) if perm[(w - 1) as usize] == c - 1 => {}
-            _ => problems.push(format!(
-                "action {i}: wireId {} / canonicalId {} must be Action N within perm",
-                input.get("wireId").map(canonical_json).unwrap_or_default(),
-                input.get("canonicalId").map(canonical_json).unwrap_or_default()
-            )),
-        }
-    }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        problems.dedup();
-        Err(KernelError::replay(problems))
-    }
 }
 
 /// `finalizeReplay(transcript, options)`: a one-level 1.3 artifact of a

@@ -6,12 +6,76 @@ use gaos_json::{Map, Value, canonical_json};
 pub const MEDIA_TYPE: &str = "application/vnd.gaos.replay+jsonl";
 /// File extension of replay files.
 pub const FILE_EXTENSION: &str = "gaos-replay.jsonl";
+/// `header.format` of every replay.
+pub const FORMAT_ID: &str = "gaos.replay";
+
+/// A `formatVersion` this crate reads (§5.1). Later versions only add
+/// capabilities, so the variants are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FormatVersion {
+    /// Header plus `action` lines only.
+    V1_0,
+    /// Grouped records (resolution, timeout, extension, checkpoint, ...).
+    V1_1,
+    /// RFC-010 integrity-field rules and `interest` records.
+    V1_2,
+    /// Level status `ended` (written by default).
+    V1_3,
+    /// `interaction` records.
+    V1_4,
+}
+
+impl FormatVersion {
+    /// Every version, oldest first.
+    pub const ALL: [FormatVersion; 5] =
+        [FormatVersion::V1_0, FormatVersion::V1_1, FormatVersion::V1_2, FormatVersion::V1_3, FormatVersion::V1_4];
+
+    /// The version named by a `formatVersion` string.
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.as_str() == text)
+    }
+
+    /// The `formatVersion` string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FormatVersion::V1_0 => "1.0",
+            FormatVersion::V1_1 => "1.1",
+            FormatVersion::V1_2 => "1.2",
+            FormatVersion::V1_3 => "1.3",
+            FormatVersion::V1_4 => "1.4",
+        }
+    }
+
+    /// Whether the version may carry grouped records (1.1+).
+    pub fn has_records(self) -> bool {
+        self >= FormatVersion::V1_1
+    }
+
+    /// Whether the RFC-010 integrity-field rules apply (1.2+).
+    pub fn has_integrity_rules(self) -> bool {
+        self >= FormatVersion::V1_2
+    }
+
+    /// Whether a level may end with status `ended` (1.3+).
+    pub fn allows_ended(self) -> bool {
+        self >= FormatVersion::V1_3
+    }
+
+    /// Whether `interaction` records are allowed (1.4+).
+    pub fn allows_interactions(self) -> bool {
+        self >= FormatVersion::V1_4
+    }
+}
 
 /// A replay artifact: the header line plus either grouped `records` (1.1+)
-/// or legacy `action` lines.
+/// or legacy `action` lines. Lines are kept as JSON objects so an artifact
+/// re-serializes byte for byte; [`crate::replay::validate_replay`] gives the
+/// typed, validated view.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplayArtifact {
+    /// The header line.
     pub header: Map,
+    /// The lines after the header.
     pub body: ReplayBody,
 }
 
@@ -70,25 +134,33 @@ impl ReplayArtifact {
 }
 
 /// The action projection of grouped records: every resolution input becomes
-/// `{...input, kind: "action", n, levelIndex, tick}`, numbered from 0.
+/// `{...input, kind: "action", n, levelIndex, tick}`, and `action` records are
+/// kept as they are; all renumbered from 0.
 pub fn project_actions(records: &[Map]) -> Vec<Map> {
     let mut actions = Vec::new();
     for record in records {
-        if record.get("kind").and_then(Value::as_str) != Some("resolution") {
-            continue;
-        }
-        let inputs = record.get("inputs").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-        for input in inputs {
-            let mut action = input.as_object().cloned().unwrap_or_default();
-            action.insert("kind".into(), "action".into());
-            action.insert("n".into(), actions.len().into());
-            if let Some(level) = record.get("levelIndex") {
-                action.insert("levelIndex".into(), level.clone());
+        match record.get("kind").and_then(Value::as_str) {
+            Some("action") => {
+                let mut action = record.clone();
+                action.insert("n".into(), actions.len().into());
+                actions.push(action);
             }
-            if let Some(tick) = record.get("tick") {
-                action.insert("tick".into(), tick.clone());
+            Some("resolution") => {
+                let inputs = record.get("inputs").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+                for input in inputs {
+                    let mut action = input.as_object().cloned().unwrap_or_default();
+                    action.insert("kind".into(), "action".into());
+                    action.insert("n".into(), actions.len().into());
+                    if let Some(level) = record.get("levelIndex") {
+                        action.insert("levelIndex".into(), level.clone());
+                    }
+                    if let Some(tick) = record.get("tick") {
+                        action.insert("tick".into(), tick.clone());
+                    }
+                    actions.push(action);
+                }
             }
-            actions.push(action);
+            _ => {}
         }
     }
     actions
@@ -96,5 +168,21 @@ pub fn project_actions(records: &[Map]) -> Vec<Map> {
 
 /// Canonical text of one line (for byte comparisons).
 pub fn canonical_line(line: &Map) -> String {
-    canonical_json(&Value::Object(line.clone()))
+    let mut out = String::new();
+    gaos_json::write_canonical_object(line, &mut out);
+    out
+}
+
+/// Canonical text of a value, shortened to `max` bytes for messages.
+pub(crate) fn describe(value: &Value, max: usize) -> String {
+    let mut text = canonical_json(value);
+    if text.len() > max {
+        let mut cut = max;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push('…');
+    }
+    text
 }

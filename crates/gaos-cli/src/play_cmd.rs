@@ -1,0 +1,398 @@
+//! `gaos play`: one match, one driver per seat, through the same
+//! `SessionHandle` + `run_session` as every other kind of play.
+//!
+//! In process by default (a host over SQLite in a temporary directory,
+//! removed afterwards), or against a running host with `--host URL`
+//! (operator token from `--token` or `GAOS_OPERATOR_TOKEN`). Every seat runs
+//! concurrently with `{unpaced, continuous, caller}` (`--watch`: paced, each
+//! observation printed to stderr); the first seat's handle then finalizes.
+//! The result (outcome, ranking, steps) goes to stdout and the replay to
+//! `--out` (default `./<session>.gaos-replay.jsonl`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Args;
+use gaos_client::SessionClient;
+use gaos_client::handle::RemoteSessionHandle;
+use gaos_host::HostOptions;
+use gaos_host::handle::{InProcessSessionHandle, open_local_host};
+use gaos_json::{Map, Value, canonical_json};
+use gaos_runner::drivers::{DriverSettings, DriverSpec, OpenAiConfig};
+use gaos_runner::{
+    AgentDriver, AttachRequest, BoxFuture, CancellationToken, ControllerKind, FinalizeMode, FinalizeRequest,
+    Observation, Pacing, Presenter, RunError, RunOptions, RunOutcome, RunPolicy, SessionControllerIdentity,
+    SessionHandle, SessionPolicy, SessionResult, run_session,
+};
+
+/// `gaos play` arguments.
+#[derive(Debug, Args)]
+pub struct PlayArgs {
+    /// The game id (e.g. conformance/hilo, conformance/tictactoe).
+    #[arg(long)]
+    game: String,
+    /// A seat to give a driver; pairs with the --driver at the same position.
+    /// Seats not named play `random`. Without --seat, --drivers go to the
+    /// game's seats in order.
+    #[arg(long = "seat")]
+    seats: Vec<String>,
+    /// random | random:SEED | first-legal | scripted:FILE | human | openai | openai:MODEL
+    #[arg(long = "driver")]
+    drivers: Vec<String>,
+    /// Session seed (also seeds random drivers: seed XOR fnv1a(seat)); random when absent.
+    #[arg(long)]
+    seed: Option<u32>,
+    /// A level the game ships (default: its first).
+    #[arg(long)]
+    level_id: Option<String>,
+    /// Where to write the replay (default ./<session>.gaos-replay.jsonl).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Play on a running host (e.g. http://127.0.0.1:8899) instead of in process.
+    #[arg(long)]
+    host: Option<String>,
+    /// Operator token for --host (default: $GAOS_OPERATOR_TOKEN).
+    #[arg(long)]
+    token: Option<String>,
+    /// openai drivers: endpoint base URL (requests go to BASE/chat/completions).
+    #[arg(long, default_value = gaos_runner::drivers::openai::DEFAULT_BASE_URL)]
+    base_url: String,
+    /// openai drivers: model (openai:MODEL overrides it per seat).
+    #[arg(long, default_value = gaos_runner::drivers::openai::DEFAULT_MODEL)]
+    model: String,
+    /// openai drivers: environment variable with the API key (default: OPENAI_API_KEY, optional).
+    #[arg(long)]
+    api_key_env: Option<String>,
+    /// openai drivers: re-asks after an illegal answer.
+    #[arg(long, default_value_t = 2)]
+    max_reasks: u32,
+    /// Paced play: print every observation to stderr as it happens.
+    #[arg(long)]
+    watch: bool,
+    /// Print the result as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+/// A temporary directory removed on drop (the in-process host's store).
+struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    fn new() -> std::io::Result<Self> {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let path = std::env::temp_dir().join(format!("gaos-play-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&path)?;
+        Ok(ScratchDir(path))
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Prints each observation of one seat to stderr (`--watch`).
+struct Printer {
+    seat: String,
+}
+
+impl Presenter for Printer {
+    fn present<'a>(&'a self, o: &'a Observation, _cancel: &'a CancellationToken) -> BoxFuture<'a, Result<(), String>> {
+        let mut view = o.tick().clone();
+        if let Some(map) = view.as_object_mut() {
+            map.remove("legalActions");
+        }
+        let kind = if o.is_pending() { " (waiting)" } else { "" };
+        eprintln!("[{} @{}{kind}] {}", self.seat, o.revision(), canonical_json(&view));
+        Box::pin(std::future::ready(Ok(())))
+    }
+}
+
+fn usage(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("gaos play: {message}");
+    ExitCode::from(2)
+}
+
+/// Pair seats with driver specs (see the `--seat` help).
+fn assign(args: &PlayArgs, game_seats: &[String]) -> Result<Vec<(String, DriverSpec)>, String> {
+    let specs: Vec<DriverSpec> = args.drivers.iter().map(|d| d.parse()).collect::<Result<_, _>>()?;
+    let mut seats: Vec<String> = if args.seats.is_empty() { game_seats.to_vec() } else { args.seats.clone() };
+    if seats.is_empty() {
+        return Err(format!("the game {} is not known here; name its seats with --seat", args.game));
+    }
+    if specs.len() > seats.len() {
+        return Err(format!("{} --driver for {} seats; pair each --driver with a --seat", specs.len(), seats.len()));
+    }
+    for (i, seat) in seats.iter().enumerate() {
+        if seats[..i].contains(seat) {
+            return Err(format!("seat {seat:?} is named twice"));
+        }
+        if !game_seats.is_empty() && !game_seats.contains(seat) {
+            return Err(format!("{} has no seat {seat:?} (seats: {})", args.game, game_seats.join(", ")));
+        }
+    }
+    for seat in game_seats {
+        if !seats.contains(seat) {
+            seats.push(seat.clone());
+        }
+    }
+    Ok(seats
+        .into_iter()
+        .enumerate()
+        .map(|(i, seat)| (seat, specs.get(i).cloned().unwrap_or(DriverSpec::Random { seed: None })))
+        .collect())
+}
+
+/// The controller identity of the whole session, from its drivers.
+fn controller(specs: &[(String, DriverSpec)]) -> SessionControllerIdentity {
+    let kinds: std::collections::BTreeSet<&str> = specs
+        .iter()
+        .map(|(_, spec)| match spec {
+            DriverSpec::Human => "human",
+            DriverSpec::OpenAi { .. } => "provider",
+            _ => "local-agent",
+        })
+        .collect();
+    let kind = match kinds.into_iter().collect::<Vec<_>>().as_slice() {
+        ["human"] => ControllerKind::Human,
+        ["provider"] => ControllerKind::Provider,
+        ["local-agent"] => ControllerKind::LocalAgent,
+        _ => ControllerKind::Mixed,
+    };
+    SessionControllerIdentity::new(kind, "gaos-play").with_version(env!("CARGO_PKG_VERSION"))
+}
+
+/// Run `gaos play`.
+pub fn run(args: PlayArgs) -> ExitCode {
+    let registry = gaos_games::GameRegistry::builtin();
+    let game_seats = registry.get(&args.game).map(|g| g.seats()).unwrap_or_default();
+    if args.host.is_none() && game_seats.is_empty() {
+        let known: Vec<String> = registry.list().iter().map(|g| g.game_ref().id).collect();
+        return usage(format!("unknown game {:?}; in-process play knows {}", args.game, known.join(", ")));
+    }
+    let assignments = match assign(&args, &game_seats) {
+        Ok(a) => a,
+        Err(e) => return usage(e),
+    };
+    let seed = args.seed.unwrap_or_else(|| {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+        nanos ^ std::process::id().rotate_left(16)
+    });
+    let openai = OpenAiConfig {
+        base_url: args.base_url.clone(),
+        model: args.model.clone(),
+        api_key_env: args.api_key_env.clone(),
+        max_reasks: args.max_reasks,
+        ..OpenAiConfig::default()
+    };
+    let mut drivers: Vec<Box<dyn AgentDriver>> = Vec::new();
+    for (seat, spec) in &assignments {
+        let settings = DriverSettings { openai: openai.clone(), ..DriverSettings::new(seed, seat.clone()) };
+        match spec.build(&settings) {
+            Ok(driver) => drivers.push(driver),
+            Err(e) => return usage(format!("seat {seat}: {e}")),
+        }
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => return usage(format!("cannot start the async runtime: {e}")),
+    };
+    let result = runtime.block_on(play(&args, &assignments, drivers, seed));
+    // A person's prompt may still block a thread on stdin; do not wait for it.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("gaos play: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn play(
+    args: &PlayArgs,
+    assignments: &[(String, DriverSpec)],
+    drivers: Vec<Box<dyn AgentDriver>>,
+    seed: u32,
+) -> Result<(), String> {
+    let seats: Vec<String> = assignments.iter().map(|(s, _)| s.clone()).collect();
+    let policy = SessionPolicy::host_default().with_controller(&controller(assignments));
+    let mut request = Map::new();
+    request.insert("game".into(), args.game.clone().into());
+    request.insert("seed".into(), seed.into());
+    request.insert("participantId".into(), seats[0].clone().into());
+    if let Some(level) = &args.level_id {
+        request.insert("levelId".into(), level.clone().into());
+    }
+    let request = Value::Object(request);
+    let mut _scratch = None;
+    let (handles, where_): (Vec<Box<dyn SessionHandle>>, String) = match &args.host {
+        None => {
+            let scratch = ScratchDir::new().map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+            let host = open_local_host(&scratch.0, HostOptions::default()).await.map_err(|e| e.to_string())?;
+            _scratch = Some(scratch);
+            let created =
+                InProcessSessionHandle::create(&host, &request, &policy).await.map_err(|e| format!("create: {e}"))?;
+            let mut handles: Vec<Box<dyn SessionHandle>> = Vec::new();
+            for seat in &seats[1..] {
+                let token = created.seat_token(seat).ok_or_else(|| format!("the session has no seat {seat:?}"))?;
+                let attach = AttachRequest::new(format!("gaos-play:{seat}"));
+                let handle = InProcessSessionHandle::attach(&host, token, &created.session_id, &attach, &policy)
+                    .await
+                    .map_err(|e| format!("attach {seat}: {e}"))?;
+                handles.push(Box::new(handle));
+            }
+            handles.insert(0, Box::new(created.handle));
+            (handles, "in process".to_owned())
+        }
+        Some(url) => {
+            let token = args
+                .token
+                .clone()
+                .or_else(|| std::env::var("GAOS_OPERATOR_TOKEN").ok())
+                .filter(|t| !t.trim().is_empty())
+                .ok_or("--host needs the operator token: pass --token or set GAOS_OPERATOR_TOKEN")?;
+            let operator = SessionClient::new(url, token).map_err(|e| e.to_string())?;
+            let created =
+                RemoteSessionHandle::create(&operator, &request, &policy).await.map_err(|e| format!("create: {e}"))?;
+            let mut handles: Vec<Box<dyn SessionHandle>> = Vec::new();
+            for seat in &seats[1..] {
+                let client = created.seat_client(seat).map_err(|e| e.to_string())?;
+                let attach = AttachRequest::new(format!("gaos-play:{seat}"));
+                let handle = RemoteSessionHandle::attach(client, &created.session_id, &attach, &policy)
+                    .await
+                    .map_err(|e| format!("attach {seat}: {e}"))?;
+                handles.push(Box::new(handle));
+            }
+            handles.insert(0, Box::new(created.handle));
+            (handles, operator.base_url().to_owned())
+        }
+    };
+    let session_id = handles[0].session_id().to_owned();
+    if !args.json {
+        println!("gaos play: {} session {session_id} ({where_}), seed {seed}", args.game);
+    }
+    let run_policy = RunPolicy {
+        pacing: if args.watch { Pacing::Paced } else { Pacing::Unpaced },
+        finalize: FinalizeMode::Caller,
+        ..RunPolicy::default()
+    };
+    let handles: Vec<Arc<dyn SessionHandle>> = handles.into_iter().map(Arc::from).collect();
+    // One seat failing (or Ctrl-C) stops every seat: the others would wait
+    // for it forever. The session itself stays as it is.
+    let cancel = CancellationToken::new();
+    let interrupt = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            interrupt.cancel();
+        }
+    });
+    let mut tasks = Vec::new();
+    for (handle, mut driver) in handles.iter().cloned().zip(drivers) {
+        let watch = args.watch.then(|| Arc::new(Printer { seat: handle.seat().to_owned() }) as Arc<dyn Presenter>);
+        let cancel = cancel.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut options = RunOptions::new(run_policy).cancel(cancel.clone());
+            if let Some(presenter) = watch {
+                options = options.presenter(presenter);
+            }
+            let outcome = run_session(handle.as_ref(), driver.as_mut(), options).await;
+            if outcome.is_err() {
+                cancel.cancel();
+            }
+            outcome
+        }));
+    }
+    let mut outcomes: Vec<RunOutcome> = Vec::new();
+    let mut failures: Vec<(String, RunError)> = Vec::new();
+    for (task, seat) in tasks.into_iter().zip(&seats) {
+        match task.await.map_err(|e| format!("seat {seat}: the run task failed: {e}"))? {
+            Ok(outcome) => outcomes.push(outcome),
+            Err(e) => failures.push((seat.clone(), e)),
+        }
+    }
+    // Report the cause, not the seats cancelled because of it.
+    if let Some((seat, error)) = failures.iter().find(|(_, e)| *e != RunError::Cancelled).or_else(|| failures.first()) {
+        let hint = if *error == RunError::Cancelled { " (interrupted; the session is left as it is)" } else { "" };
+        return Err(format!("seat {seat}: {error}{hint}"));
+    }
+    let result = handles[0].finalize(FinalizeRequest::default()).await.map_err(|e| format!("finalize: {e}"))?;
+    for handle in &handles {
+        handle.close();
+    }
+    let out = args.out.clone().unwrap_or_else(|| PathBuf::from(format!("./{session_id}.gaos-replay.jsonl")));
+    let replay = match result.replay_text() {
+        Some(text) => {
+            std::fs::write(&out, text).map_err(|e| format!("cannot write the replay to {}: {e}", out.display()))?;
+            Some(out)
+        }
+        None => None,
+    };
+    report(args, &session_id, &seats, &outcomes, &result, replay.as_ref());
+    Ok(())
+}
+
+fn report(
+    args: &PlayArgs,
+    session_id: &str,
+    seats: &[String],
+    outcomes: &[RunOutcome],
+    result: &SessionResult,
+    replay: Option<&PathBuf>,
+) {
+    let steps: Vec<(String, usize)> = seats.iter().cloned().zip(outcomes.iter().map(|o| o.decisions.len())).collect();
+    let tokens = outcomes
+        .iter()
+        .flat_map(|o| &o.decisions)
+        .filter_map(|d| d.usage)
+        .fold(None, |sum: Option<gaos_runner::Usage>, u| Some(sum.unwrap_or_default() + u));
+    let ranking = result.outcome.get("outcome").and_then(|o| o.get("ranking")).and_then(Value::as_array);
+    if args.json {
+        let mut out = Map::new();
+        out.insert("sessionId".into(), session_id.into());
+        out.insert("game".into(), args.game.clone().into());
+        out.insert("outcome".into(), result.outcome.clone());
+        let mut by_seat = Map::new();
+        for (seat, n) in &steps {
+            by_seat.insert(seat.clone(), (*n as u64).into());
+        }
+        out.insert("steps".into(), Value::Object(by_seat));
+        if let Some(usage) = tokens {
+            let mut t = Map::new();
+            t.insert("inputTokens".into(), usage.input_tokens.into());
+            t.insert("outputTokens".into(), usage.output_tokens.into());
+            out.insert("tokens".into(), Value::Object(t));
+        }
+        if let Some(path) = replay {
+            out.insert("replay".into(), path.display().to_string().into());
+        }
+        println!("{}", canonical_json(&Value::Object(out)));
+        return;
+    }
+    let status = result.outcome.get("status").and_then(Value::as_str).unwrap_or("?");
+    let stars = result.outcome.get("stars").map(canonical_json).unwrap_or_else(|| "null".into());
+    println!("outcome: {status} (stars {stars})");
+    if let Some(ranking) = ranking {
+        let line: Vec<String> = ranking
+            .iter()
+            .map(|r| {
+                let field = |k: &str| r.get(k).map(canonical_json).unwrap_or_default();
+                let score = r.get("score").map(|s| format!(" score {}", canonical_json(s))).unwrap_or_default();
+                format!("#{} {}{score}", field("rank"), field("seat").trim_matches('"'))
+            })
+            .collect();
+        println!("ranking: {}", line.join(", "));
+    }
+    let total: usize = steps.iter().map(|(_, n)| n).sum();
+    let per_seat: Vec<String> = steps.iter().map(|(s, n)| format!("{s} {n}")).collect();
+    println!("steps: {} ({total} total)", per_seat.join(", "));
+    if let Some(usage) = tokens {
+        println!("tokens: {} in, {} out", usage.input_tokens, usage.output_tokens);
+    }
+    match replay {
+        Some(path) => println!("replay: {}", path.display()),
+        None => println!("replay: not included by the session policy"),
+    }
+}

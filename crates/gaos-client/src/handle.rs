@@ -1,0 +1,335 @@
+//! [`RemoteSessionHandle`]: the RFC-018 [`SessionHandle`] over HTTP, with
+//! the same envelopes, results, states and errors as the in-process handle
+//! of `gaos-host` (both are [`LifecycleHandle`]s; only the transport
+//! differs).
+//!
+//! The transport holds a seat's [`SessionClient`] (built with the seat's
+//! bearer token) and, when the create or attach answer granted one, the
+//! seat's controller lease token, sent as `Gaos-Lease`. On `lease_expired`
+//! (HTTP 409) it renews (`POST /v1/sessions/{id}/lease/renew`) and resends
+//! the identical submission once (lease spec rule 8), so a driver that
+//! thought for longer than its lease loses nothing.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), gaos_runner::RunError> {
+//! use gaos_client::SessionClient;
+//! use gaos_client::handle::RemoteSessionHandle;
+//! use gaos_runner::drivers::RandomDriver;
+//! use gaos_runner::{AttachRequest, RunOptions, SessionPolicy, run_session};
+//!
+//! let operator = SessionClient::new("http://127.0.0.1:8899", "gaos_op_...").expect("client");
+//! let policy = SessionPolicy::host_default();
+//! let request = gaos_json::parse(r#"{"game":"conformance/hilo","participantId":"alice"}"#).expect("JSON");
+//! let created = RemoteSessionHandle::create(&operator, &request, &policy).await?;
+//! let bob = RemoteSessionHandle::attach(
+//!     created.seat_client("bob")?, &created.session_id, &AttachRequest::new("bob-1"), &policy,
+//! ).await?;
+//! let (mut alice_driver, mut bob_driver) = (RandomDriver::new(1), RandomDriver::new(2));
+//! let (a, b) = tokio::join!(
+//!     run_session(&created.handle, &mut alice_driver, RunOptions::default()),
+//!     run_session(&bob, &mut bob_driver, RunOptions::default()),
+//! );
+//! # let _ = (a?, b?); Ok(())
+//! # }
+//! ```
+
+use std::sync::{Mutex, PoisonError};
+
+use gaos_json::{Map, Value};
+use gaos_kernel::{CommandSubmission, SessionBinding};
+use gaos_runner::handle::{
+    AttachRequest, BoxFuture, FinalizeRequest, HandleState, LifecycleHandle, SessionHandle, SessionResult,
+    SessionTransport,
+};
+use gaos_runner::observation::EXT_FINALIZATION;
+use gaos_runner::receipts::AttachReceipt;
+use gaos_runner::{Observation, SessionError, SessionPolicy};
+use reqwest::Method;
+
+use crate::client::SessionClient;
+use crate::error::ClientError;
+use crate::wire::{self, SessionCredentials, encode_uri_component};
+
+/// Extension key of the controller lease a create or attach answer grants.
+pub const EXT_LEASE: &str = "gaos.host.lease";
+/// Header that presents a controller lease token.
+pub const LEASE_HEADER: &str = "Gaos-Lease";
+
+/// A client error as the runner's error (same status and code as the
+/// in-process handle reports).
+pub fn session_error(error: ClientError) -> SessionError {
+    match error {
+        ClientError::IllegalActionRejected { message, code } => {
+            SessionError::Host { status: 422, code: Some(code.unwrap_or_else(|| "illegal_command".into())), message }
+        }
+        ClientError::Api { status, code, message } => SessionError::Host { status, code, message },
+        e @ (ClientError::Transport { .. } | ClientError::Timeout { .. }) => SessionError::Transport(e.to_string()),
+        e @ (ClientError::ProtocolMismatch { .. } | ClientError::ResponseTooLarge { .. }) => {
+            SessionError::Protocol(e.to_string())
+        }
+        ClientError::InvalidArgument(message) => SessionError::InvalidArgument(message),
+    }
+}
+
+/// The HTTP [`SessionTransport`]: one seat's client and its lease token.
+///
+/// The lease token travels as a client header, and a client's headers are
+/// shared by its clones: give each handle a client of its own.
+#[derive(Debug)]
+pub struct RemoteTransport {
+    client: SessionClient,
+    lease_token: Mutex<Option<String>>,
+}
+
+impl RemoteTransport {
+    /// A transport over `client` (built with the seat's bearer token).
+    pub fn new(client: SessionClient) -> Self {
+        RemoteTransport { client, lease_token: Mutex::new(None) }
+    }
+
+    /// The client.
+    pub fn client(&self) -> &SessionClient {
+        &self.client
+    }
+
+    /// Present `token` as the seat's controller lease (`Gaos-Lease`) from
+    /// now on, or stop presenting one.
+    pub fn set_lease_token(&self, token: Option<String>) -> Result<(), SessionError> {
+        match &token {
+            Some(token) => self.client.set_header(LEASE_HEADER, token).map_err(session_error)?,
+            None => self.client.remove_header(LEASE_HEADER),
+        }
+        *self.lease_token.lock().unwrap_or_else(PoisonError::into_inner) = token;
+        Ok(())
+    }
+
+    /// True when the transport presents a controller lease.
+    pub fn holds_lease(&self) -> bool {
+        self.lease_token.lock().unwrap_or_else(PoisonError::into_inner).is_some()
+    }
+
+    async fn renew(&self, session_id: &str) -> Result<(), SessionError> {
+        let path = format!("/v1/sessions/{}/lease/renew", encode_uri_component(session_id));
+        self.client.request_json(Method::POST, &path, None).await.map_err(session_error)?;
+        Ok(())
+    }
+}
+
+fn is_lease_expired(error: &ClientError) -> bool {
+    matches!(error, ClientError::Api { status: 409, code: Some(code), .. } if code == "lease_expired")
+}
+
+impl SessionTransport for RemoteTransport {
+    fn observe<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<Observation, SessionError>> {
+        Box::pin(async move {
+            let answer = self.client.observe(session_id).await.map_err(session_error)?;
+            Observation::from_envelope(answer.envelope)
+        })
+    }
+
+    fn submit<'a>(&'a self, submission: &'a CommandSubmission) -> BoxFuture<'a, Result<Observation, SessionError>> {
+        Box::pin(async move {
+            let answer = match self.client.send_submission(submission).await {
+                Err(e) if is_lease_expired(&e) && self.holds_lease() => {
+                    // Lease spec rule 8: renew, then resend the identical submission once.
+                    self.renew(&submission.session_id).await?;
+                    self.client.send_submission(submission).await
+                }
+                other => other,
+            }
+            .map_err(session_error)?;
+            Observation::from_envelope(answer.envelope)
+        })
+    }
+
+    fn finalize<'a>(&'a self, session_id: &'a str, request: &'a Value) -> BoxFuture<'a, Result<Value, SessionError>> {
+        Box::pin(async move {
+            let object = |key: &str| request.get(key).and_then(Value::as_object).cloned();
+            let request = wire::FinalizeRequest {
+                request_id: request.get("requestId").and_then(Value::as_str).map(str::to_owned),
+                metadata: object("metadata"),
+                extensions: object("extensions"),
+            };
+            let result = self.client.finalize(session_id, &request).await.map_err(session_error)?;
+            gaos_json::to_value(&result).map_err(|e| SessionError::Protocol(format!("session result: {e}")))
+        })
+    }
+}
+
+/// The remote [`SessionHandle`] (a [`LifecycleHandle`] over [`RemoteTransport`]).
+#[derive(Debug)]
+pub struct RemoteSessionHandle {
+    inner: LifecycleHandle<RemoteTransport>,
+}
+
+/// What [`RemoteSessionHandle::create`] returns: the creator seat's handle
+/// at the durable head, and the credentials for the other seats.
+#[derive(Debug)]
+pub struct RemoteCreated {
+    /// The new session.
+    pub session_id: String,
+    /// The creator seat.
+    pub creator: String,
+    /// The creator seat's handle.
+    pub handle: RemoteSessionHandle,
+    /// Seat and spectator tokens.
+    pub credentials: SessionCredentials,
+    base_url: String,
+}
+
+impl RemoteCreated {
+    /// A new client for `seat` with its token (to attach it).
+    pub fn seat_client(&self, seat: &str) -> Result<SessionClient, SessionError> {
+        let token = self.credentials.seat(seat).ok_or_else(|| {
+            SessionError::InvalidArgument(format!("session {} has no seat {seat:?}", self.session_id))
+        })?;
+        SessionClient::builder(&self.base_url).token(token).participant_id(seat).build().map_err(session_error)
+    }
+}
+
+fn lease_token(extensions: Option<&Map>) -> Option<String> {
+    extensions?.get(EXT_LEASE)?.get("token")?.as_str().map(str::to_owned)
+}
+
+impl RemoteSessionHandle {
+    /// `createSessionHandle(request, policy)`: create a session with the
+    /// operator's client (`{...request, policy}`) and return the creator
+    /// seat's handle (holding the creator's controller lease) plus the seat
+    /// tokens. The creator seat is the request's `participantId`, else its
+    /// first `seats` entry, else the host's only seat; name it when the
+    /// game has several seats.
+    pub async fn create(
+        operator: &SessionClient,
+        request: &Value,
+        policy: &SessionPolicy,
+    ) -> Result<RemoteCreated, SessionError> {
+        let mut body = request
+            .as_object()
+            .cloned()
+            .ok_or_else(|| SessionError::InvalidArgument("the create request must be a JSON object".into()))?;
+        body.insert("policy".into(), policy.value().clone());
+        let named = body
+            .get("participantId")
+            .and_then(Value::as_str)
+            .or_else(|| body.get("seats").and_then(Value::as_array).and_then(|s| s.first()).and_then(Value::as_str))
+            .map(str::to_owned);
+        let created = operator.create_session(&Value::Object(body)).await.map_err(session_error)?;
+        let credentials = created
+            .credentials
+            .clone()
+            .ok_or_else(|| SessionError::Protocol("the create answer carries no seat credentials".into()))?;
+        let creator = match named {
+            Some(seat) => seat,
+            None if credentials.seats.len() == 1 => credentials.seats.keys().next().cloned().unwrap_or_default(),
+            None => {
+                return Err(SessionError::InvalidArgument(
+                    "name the creator seat with participantId: the host created a session with several seats".into(),
+                ));
+            }
+        };
+        let token = credentials.seat(&creator).ok_or_else(|| {
+            SessionError::Protocol(format!("the create answer has no token for the creator seat {creator:?}"))
+        })?;
+        let client = SessionClient::builder(operator.base_url())
+            .token(token)
+            .participant_id(&creator)
+            .build()
+            .map_err(session_error)?;
+        let observation = Observation::from_envelope(created.envelope.clone())?;
+        let transport = RemoteTransport::new(client);
+        transport.set_lease_token(lease_token(created.envelope.extensions.as_ref()))?;
+        let binding = SessionBinding::from_envelope(&created.envelope, &creator);
+        let inner = LifecycleHandle::new(transport, binding, policy.clone(), None, observation.announces_terminal())?;
+        Ok(RemoteCreated {
+            session_id: created.session_id,
+            creator,
+            handle: RemoteSessionHandle { inner },
+            credentials,
+            base_url: operator.base_url().to_owned(),
+        })
+    }
+
+    /// `attachSessionHandle`: attach the seat of `seat_client` at the
+    /// session's durable head. Refuses a controller that differs from the
+    /// policy's before sending. The handle keeps the (checked) attach
+    /// receipt and any lease the attach granted.
+    pub async fn attach(
+        seat_client: SessionClient,
+        session_id: &str,
+        request: &AttachRequest,
+        policy: &SessionPolicy,
+    ) -> Result<Self, SessionError> {
+        request.check_against(policy)?;
+        let wire_request = wire::AttachRequest {
+            request_id: request.request_id.clone(),
+            participant_id: request.participant_id.clone(),
+            controller: request.controller.as_ref().map(|c| c.to_value()),
+            extensions: request.extensions.clone(),
+        };
+        let attached = seat_client.attach(session_id, &wire_request).await.map_err(session_error)?;
+        let terminal = attached
+            .extensions
+            .as_ref()
+            .and_then(|e| e.get(EXT_FINALIZATION))
+            .and_then(|f| f.get("status"))
+            .and_then(Value::as_str)
+            .is_some_and(|s| s == "terminal" || s == "finalized");
+        let transport = RemoteTransport::new(seat_client);
+        transport.set_lease_token(lease_token(attached.extensions.as_ref()))?;
+        let inner = LifecycleHandle::new(transport, attached.binding, policy.clone(), attached.receipt, terminal)?;
+        Ok(RemoteSessionHandle { inner })
+    }
+
+    /// `createSessionHandleFromExisting(existing, policy)`: adopt a durable
+    /// head a product route already holds (synchronous, no request; see
+    /// [`gaos_runner::adopt_existing`]), acting with `seat_client`.
+    pub fn from_existing(
+        seat_client: SessionClient,
+        existing: &Value,
+        policy: &SessionPolicy,
+    ) -> Result<Self, SessionError> {
+        let inner = LifecycleHandle::from_existing(RemoteTransport::new(seat_client), existing, policy)?;
+        Ok(RemoteSessionHandle { inner })
+    }
+
+    /// The transport (its client, the lease token).
+    pub fn transport(&self) -> &RemoteTransport {
+        self.inner.transport()
+    }
+}
+
+impl SessionHandle for RemoteSessionHandle {
+    fn session_id(&self) -> &str {
+        self.inner.session_id()
+    }
+    fn seat(&self) -> &str {
+        self.inner.seat()
+    }
+    fn policy(&self) -> &SessionPolicy {
+        self.inner.policy()
+    }
+    fn state(&self) -> HandleState {
+        self.inner.state()
+    }
+    fn binding(&self) -> SessionBinding {
+        self.inner.binding()
+    }
+    fn receipt(&self) -> Option<AttachReceipt> {
+        self.inner.receipt()
+    }
+    fn observe(&self) -> BoxFuture<'_, Result<Observation, SessionError>> {
+        self.inner.observe()
+    }
+    fn act(&self, command: Value) -> BoxFuture<'_, Result<Observation, SessionError>> {
+        self.inner.act(command)
+    }
+    fn finalize(&self, request: FinalizeRequest) -> BoxFuture<'_, Result<SessionResult, SessionError>> {
+        self.inner.finalize(request)
+    }
+    fn close(&self) {
+        self.inner.close()
+    }
+    fn wait_for_change(&self, after_revision: u64, attempt: u32) -> BoxFuture<'_, Result<(), SessionError>> {
+        self.inner.wait_for_change(after_revision, attempt)
+    }
+}

@@ -1,0 +1,77 @@
+//! What the host answers: tick envelopes with the seat's observation
+//! (view + `legalActions` + `done`) and the RFC-018 extensions.
+
+use gaos_json::{Map, Value};
+use gaos_kernel::{SessionBinding, TickEnvelope};
+
+/// Extension keys the host sets.
+pub const EXT_EPISODE: &str = "gaos.session.episode";
+pub const EXT_FINALIZATION: &str = "gaos.session.finalization";
+pub const EXT_POLICY: &str = "gaos.session.policy";
+pub const EXT_CREDENTIALS: &str = "gaos.host.credentials";
+pub const EXT_ATTACH: &str = "gaos.session.attach";
+pub const EXT_LEASE: &str = "gaos.host.lease";
+pub const EXT_REJECTIONS: &str = "gaos.session.rejections";
+
+/// Where a session is in its lifecycle, as envelopes report it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Finalization {
+    Live,
+    Terminal,
+    Finalized { result_digest: String },
+}
+
+/// The observation a seat receives: its view plus `legalActions` and `done`.
+pub fn observation(view: &Value, legal_actions: Vec<Value>, done: bool) -> Value {
+    let mut map = view.as_object().cloned().unwrap_or_default();
+    map.insert("legalActions".into(), Value::Array(legal_actions));
+    map.insert("done".into(), done.into());
+    Value::Object(map)
+}
+
+/// Extensions carried by every envelope of a session.
+pub fn base_extensions(session_id: &str, finalization: &Finalization) -> Map {
+    let mut ext = Map::new();
+    let mut episode = Map::new();
+    episode.insert("id".into(), session_id.into());
+    episode.insert("index".into(), 0u32.into());
+    ext.insert(EXT_EPISODE.into(), Value::Object(episode));
+    match finalization {
+        Finalization::Live => {}
+        Finalization::Terminal => {
+            let mut f = Map::new();
+            f.insert("status".into(), "terminal".into());
+            ext.insert(EXT_FINALIZATION.into(), Value::Object(f));
+        }
+        Finalization::Finalized { result_digest } => {
+            let mut f = Map::new();
+            f.insert("status".into(), "finalized".into());
+            f.insert("resultDigest".into(), result_digest.clone().into());
+            ext.insert(EXT_FINALIZATION.into(), Value::Object(f));
+        }
+    }
+    ext
+}
+
+/// Pending-window facts for a pending envelope.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pending {
+    pub submitted: Vec<String>,
+    pub awaiting: Vec<String>,
+    pub accepted: Option<String>,
+}
+
+/// A resolved or pending tick envelope as JSON.
+pub fn envelope(session_id: &str, revision: u64, tick: Value, pending: Option<Pending>, extensions: Map) -> Value {
+    let mut env = match pending {
+        Some(p) => TickEnvelope::pending(session_id, revision, tick, p.submitted, p.awaiting, p.accepted),
+        None => TickEnvelope::resolved(session_id, revision, tick),
+    };
+    env.extensions = Some(extensions);
+    env.to_value()
+}
+
+/// The binding of `seat` at `revision`.
+pub fn binding(session_id: &str, revision: u64, seat: &str) -> Value {
+    gaos_json::to_value(&SessionBinding::new(session_id, revision, seat)).expect("a binding is JSON")
+}

@@ -1,0 +1,113 @@
+//! Typed host errors: every failure a caller can see has an HTTP status and a
+//! stable `code`, answered as `{"error": message, "code": code}`.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use gaos_json::{Map, Value};
+use gaos_kernel::{ConflictCode, IntentErrorCode, KernelError};
+
+/// An error answered to a caller.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostError {
+    pub status: StatusCode,
+    pub code: String,
+    pub message: String,
+    /// Extra fields merged into the error body (e.g. `seat`, `epoch`).
+    pub details: Map,
+}
+
+impl std::fmt::Display for HostError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({}): {}", self.status.as_u16(), self.code, self.message)
+    }
+}
+
+impl std::error::Error for HostError {}
+
+impl HostError {
+    pub fn new(status: StatusCode, code: &str, message: impl Into<String>) -> Self {
+        HostError { status, code: code.into(), message: message.into(), details: Map::new() }
+    }
+
+    pub fn with_detail(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.details.insert(key.into(), value.into());
+        self
+    }
+
+    pub fn bad_request(code: &str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, code, message)
+    }
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        Self::bad_request("invalid_request", message)
+    }
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+    }
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::FORBIDDEN, "forbidden", message)
+    }
+    pub fn not_found(code: &str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, code, message)
+    }
+    pub fn unknown_session(id: &str) -> Self {
+        Self::not_found("unknown_session", format!("no session {id:?} on this host"))
+    }
+    pub fn conflict(code: &str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::CONFLICT, code, message)
+    }
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+    }
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", message)
+    }
+
+    /// The JSON body `{"error", "code", ...details}`.
+    pub fn body(&self) -> Value {
+        let mut map = self.details.clone();
+        map.insert("error".into(), self.message.clone().into());
+        map.insert("code".into(), self.code.clone().into());
+        Value::Object(map)
+    }
+}
+
+/// Map a kernel refusal of caller input onto the wire (lifecycle.md §1).
+pub fn from_kernel(e: KernelError) -> HostError {
+    let message = e.to_string();
+    match &e {
+        KernelError::Intent(intent) => {
+            let status = match intent.code {
+                IntentErrorCode::InvalidProtocol
+                | IntentErrorCode::WrongSession
+                | IntentErrorCode::InvalidSubmission => StatusCode::BAD_REQUEST,
+                IntentErrorCode::StaleTick
+                | IntentErrorCode::ConflictingIntent
+                | IntentErrorCode::UnknownParticipant => StatusCode::CONFLICT,
+                IntentErrorCode::IllegalCommand => StatusCode::UNPROCESSABLE_ENTITY,
+            };
+            HostError::new(status, intent.code.as_str(), message)
+        }
+        KernelError::Conflict { code, .. } => {
+            let detail = match code {
+                ConflictCode::Conflict => "conflict",
+                ConflictCode::UnknownSubmission => "unknown_submission",
+            };
+            HostError::conflict("conflicting_intent", message).with_detail("reason", detail)
+        }
+        KernelError::Advance { .. } => match e.code() {
+            "terminal" => HostError::conflict("terminal", message),
+            "not_ready" => HostError::conflict("not_ready", message),
+            code => HostError::conflict(code, message),
+        },
+        KernelError::Argument { .. } => HostError::invalid_request(message),
+        KernelError::Lifecycle { .. } | KernelError::ReplayFormat { .. } | KernelError::Reducer { .. } => {
+            HostError::internal(message)
+        }
+    }
+}
+
+impl IntoResponse for HostError {
+    fn into_response(self) -> Response {
+        crate::http::json_response(self.status, &self.body())
+    }
+}

@@ -1,0 +1,402 @@
+//! [`InProcessSessionHandle`]: the RFC-018 [`SessionHandle`] over a [`Host`]
+//! in the same process, with the same envelopes, results, states and errors
+//! as the remote handle of `gaos-client` (both are
+//! [`LifecycleHandle`]s; only the transport differs).
+//!
+//! It creates sessions as the operator and acts as the seat, with the seat
+//! credentials the create answer hands out, exactly as an HTTP caller would;
+//! no authorization check is skipped. Host refusals become
+//! [`SessionError::Host`] with the HTTP status and code the HTTP API would
+//! answer.
+//!
+//! ```no_run
+//! # async fn run(host: gaos_host::Host) -> Result<(), gaos_runner::RunError> {
+//! use gaos_host::handle::InProcessSessionHandle;
+//! use gaos_runner::drivers::RandomDriver;
+//! use gaos_runner::{AttachRequest, RunOptions, SessionPolicy, run_session};
+//!
+//! let policy = SessionPolicy::host_default();
+//! let request = gaos_json::parse(r#"{"game":"conformance/counter"}"#).expect("JSON");
+//! let created = InProcessSessionHandle::create(&host, &request, &policy).await?;
+//! let other = InProcessSessionHandle::attach(
+//!     &host, created.seat_token("b").expect("seat b"), &created.session_id, &AttachRequest::new("b-1"), &policy,
+//! ).await?;
+//! let (mut driver_a, mut driver_b) = (RandomDriver::new(1), RandomDriver::new(2));
+//! let (a, b) = tokio::join!(
+//!     run_session(&created.handle, &mut driver_a, RunOptions::default()),
+//!     run_session(&other, &mut driver_b, RunOptions::default()),
+//! );
+//! println!("{:?}", a?.result.map(|r| r.outcome));
+//! # let _ = b?; Ok(())
+//! # }
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use gaos_json::{Value, canonical_json};
+use gaos_kernel::{CommandSubmission, SessionBinding};
+use gaos_runner::handle::{
+    AttachRequest, BoxFuture, FinalizeRequest, HandleState, LifecycleHandle, SessionHandle, SessionResult,
+    SessionTransport,
+};
+use gaos_runner::observation::EXT_FINALIZATION;
+use gaos_runner::receipts::AttachReceipt;
+use gaos_runner::{Observation, SessionError, SessionPolicy};
+use tokio::sync::broadcast;
+
+use crate::actor::Answer;
+use crate::auth::{Caller, token_hash};
+use crate::envelope::{EXT_CREDENTIALS, EXT_LEASE};
+use crate::error::HostError;
+use crate::host::{Host, HostOptions};
+use crate::lease::{LeaseOp, Presented};
+
+/// Longest a change wait blocks on the host's stream before the caller
+/// looks again (a safety net; changes normally wake it at once).
+pub const CHANGE_WAIT_CAP: Duration = Duration::from_secs(1);
+
+/// A host error as the runner's error (same status and code as over HTTP).
+pub fn session_error(error: HostError) -> SessionError {
+    SessionError::Host { status: error.status.as_u16(), code: Some(error.code), message: error.message }
+}
+
+fn parse_answer(answer: &Answer) -> Result<Value, SessionError> {
+    gaos_json::parse(&answer.body).map_err(|e| SessionError::Protocol(format!("the host answered non-JSON: {e}")))
+}
+
+/// Open a host over an SQLite store in `dir` (created if needed) with a
+/// fresh random operator token: for one-process play and tests. In-process
+/// handles act as the operator and seats directly, so the token is never
+/// needed.
+pub async fn open_local_host(dir: &Path, options: HostOptions) -> Result<Host, HostError> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| HostError::unavailable(format!("cannot create {}: {e}", dir.display())))?;
+    let path = dir.join("gaos.sqlite3");
+    let (writer, reader) = crate::sqlite::open(&path)
+        .map_err(|e| HostError::unavailable(format!("cannot open {}: {e}", path.display())))?;
+    let token = crate::auth::new_token("gaos_op_");
+    let (host, _report) = Host::open(Box::new(writer), Arc::new(reader), &token, options).await?;
+    Ok(host)
+}
+
+/// The in-process [`SessionTransport`]: a host, a seat caller and the
+/// seat's controller lease token, when it holds one.
+pub struct InProcessTransport {
+    host: Host,
+    caller: Caller,
+    lease_token: Mutex<Option<String>>,
+}
+
+impl std::fmt::Debug for InProcessTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InProcessTransport").field("caller", &self.caller).finish_non_exhaustive()
+    }
+}
+
+impl InProcessTransport {
+    /// A transport for the seat whose bearer token is `seat_token`.
+    pub fn new(host: &Host, seat_token: &str) -> Result<Self, SessionError> {
+        let caller = host.caller(Some(seat_token)).map_err(session_error)?;
+        if !matches!(caller, Caller::Seat { .. }) {
+            return Err(SessionError::InvalidArgument("an in-process handle needs a seat token".into()));
+        }
+        Ok(InProcessTransport { host: host.clone(), caller, lease_token: Mutex::new(None) })
+    }
+
+    /// Present `token` as the seat's controller lease (`Gaos-Lease`) from now on.
+    pub fn set_lease_token(&self, token: Option<String>) {
+        *self.lease_token.lock().unwrap_or_else(PoisonError::into_inner) = token;
+    }
+
+    /// True when the transport presents a controller lease.
+    pub fn holds_lease(&self) -> bool {
+        self.lease_token.lock().unwrap_or_else(PoisonError::into_inner).is_some()
+    }
+
+    fn presented(&self) -> Presented {
+        let token = self.lease_token.lock().unwrap_or_else(PoisonError::into_inner);
+        Presented { token_hash: token.as_deref().map(token_hash), epoch: None }
+    }
+
+    async fn observe_value(&self, session_id: &str) -> Result<Observation, SessionError> {
+        let answer = self.host.observe(&self.caller, session_id).await.map_err(session_error)?;
+        Observation::from_value(&parse_answer(&answer)?, Some(session_id))
+    }
+}
+
+impl SessionTransport for InProcessTransport {
+    fn observe<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<Observation, SessionError>> {
+        Box::pin(self.observe_value(session_id))
+    }
+
+    fn submit<'a>(&'a self, submission: &'a CommandSubmission) -> BoxFuture<'a, Result<Observation, SessionError>> {
+        Box::pin(async move {
+            let id = submission.session_id.as_str();
+            let body = submission.to_value();
+            let answer = match self.host.act(&self.caller, id, self.presented(), body.clone()).await {
+                Err(e) if e.code == "lease_expired" && self.holds_lease() => {
+                    // Lease spec rule 8: renew, then resend the identical submission once.
+                    self.host
+                        .lease(&self.caller, id, self.presented(), LeaseOp::Renew, None)
+                        .await
+                        .map_err(session_error)?;
+                    self.host.act(&self.caller, id, self.presented(), body).await
+                }
+                other => other,
+            }
+            .map_err(session_error)?;
+            Observation::from_value(&parse_answer(&answer)?, Some(id))
+        })
+    }
+
+    fn finalize<'a>(&'a self, session_id: &'a str, request: &'a Value) -> BoxFuture<'a, Result<Value, SessionError>> {
+        Box::pin(async move {
+            let answer = self.host.finalize(&self.caller, session_id, request.clone()).await.map_err(session_error)?;
+            parse_answer(&answer)
+        })
+    }
+
+    /// Subscribe to the seat's observation stream, then look: if the
+    /// session already moved past `after_revision` return at once, else
+    /// wait for the next published item (or [`CHANGE_WAIT_CAP`]).
+    fn wait_for_change<'a>(
+        &'a self,
+        session_id: &'a str,
+        after_revision: u64,
+        _attempt: u32,
+    ) -> BoxFuture<'a, Result<(), SessionError>> {
+        Box::pin(async move {
+            let mut subscription = self.host.subscribe(&self.caller, session_id, None).await.map_err(session_error)?;
+            // Subscribed before looking, so a change right after the look
+            // still wakes the wait.
+            if self.observe_value(session_id).await?.revision() != after_revision {
+                return Ok(());
+            }
+            match tokio::time::timeout(CHANGE_WAIT_CAP, subscription.live.recv()).await {
+                Ok(Ok(_)) | Ok(Err(broadcast::error::RecvError::Lagged(_))) | Err(_) => Ok(()),
+                Ok(Err(broadcast::error::RecvError::Closed)) => {
+                    Err(SessionError::Transport("the session's observation stream closed".into()))
+                }
+            }
+        })
+    }
+}
+
+/// The in-process [`SessionHandle`] (a [`LifecycleHandle`] over
+/// [`InProcessTransport`]).
+#[derive(Debug)]
+pub struct InProcessSessionHandle {
+    inner: LifecycleHandle<InProcessTransport>,
+}
+
+/// What [`InProcessSessionHandle::create`] returns: the creator seat's
+/// handle at the durable head, and the credentials for the other seats.
+#[derive(Debug)]
+pub struct InProcessCreated {
+    /// The new session.
+    pub session_id: String,
+    /// The creator seat (`participantId` of the request, else its first seat).
+    pub creator: String,
+    /// The creator seat's handle.
+    pub handle: InProcessSessionHandle,
+    /// Bearer token of every seat (attach the other seats with them).
+    pub seat_tokens: BTreeMap<String, String>,
+    /// The read-only spectator token.
+    pub spectator_token: Option<String>,
+}
+
+impl InProcessCreated {
+    /// The token of `seat`.
+    pub fn seat_token(&self, seat: &str) -> Option<&str> {
+        self.seat_tokens.get(seat).map(String::as_str)
+    }
+}
+
+fn extension<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
+    value.get("extensions").and_then(|e| e.get(key))
+}
+
+fn lease_token(value: &Value) -> Option<String> {
+    extension(value, EXT_LEASE).and_then(|l| l.get("token")).and_then(Value::as_str).map(str::to_owned)
+}
+
+impl InProcessSessionHandle {
+    /// `createSessionHandle(request, policy)`: create a session as the
+    /// operator with `{...request, policy}` and return the creator seat's
+    /// handle (holding the creator's controller lease) plus the seat tokens.
+    pub async fn create(
+        host: &Host,
+        request: &Value,
+        policy: &SessionPolicy,
+    ) -> Result<InProcessCreated, SessionError> {
+        let mut body = request
+            .as_object()
+            .cloned()
+            .ok_or_else(|| SessionError::InvalidArgument("the create request must be a JSON object".into()))?;
+        body.insert("policy".into(), policy.value().clone());
+        let creator = match body.get("participantId").and_then(Value::as_str) {
+            Some(seat) => seat.to_owned(),
+            None => match body.get("seats").and_then(Value::as_array).and_then(|s| s.first()).and_then(Value::as_str) {
+                Some(seat) => seat.to_owned(),
+                None => {
+                    let game = body.get("game").and_then(Value::as_str).unwrap_or_default();
+                    host.registry().get(game).and_then(|g| g.seats().into_iter().next()).unwrap_or_default()
+                }
+            },
+        };
+        let answer = host.create(&Caller::Operator, Value::Object(body)).await.map_err(session_error)?;
+        let value = parse_answer(&answer)?;
+        let observation = Observation::from_value(&value, None)?;
+        let session_id = observation.session_id().to_owned();
+        let credentials = extension(&value, EXT_CREDENTIALS)
+            .ok_or_else(|| SessionError::Protocol("the create answer carries no seat credentials".into()))?;
+        let seat_tokens: BTreeMap<String, String> = credentials
+            .get("seats")
+            .and_then(Value::as_object)
+            .map(|seats| seats.iter().filter_map(|(s, t)| Some((s.clone(), t.as_str()?.to_owned()))).collect())
+            .unwrap_or_default();
+        let spectator_token = credentials.get("spectator").and_then(Value::as_str).map(str::to_owned);
+        let token = seat_tokens.get(&creator).ok_or_else(|| {
+            SessionError::Protocol(format!("the create answer has no token for the creator seat {creator:?}"))
+        })?;
+        let transport = InProcessTransport::new(host, token)?;
+        transport.set_lease_token(lease_token(&value));
+        let binding = observation.binding(&creator);
+        let inner = LifecycleHandle::new(transport, binding, policy.clone(), None, observation.announces_terminal())?;
+        Ok(InProcessCreated {
+            session_id,
+            creator,
+            handle: InProcessSessionHandle { inner },
+            seat_tokens,
+            spectator_token,
+        })
+    }
+
+    /// `attachSessionHandle`: attach the seat of `seat_token` at the
+    /// session's durable head. Refuses a controller that differs from the
+    /// policy's before asking the host. The handle keeps the attach receipt
+    /// (if the policy issues receipts) and any lease the attach granted.
+    pub async fn attach(
+        host: &Host,
+        seat_token: &str,
+        session_id: &str,
+        request: &AttachRequest,
+        policy: &SessionPolicy,
+    ) -> Result<Self, SessionError> {
+        request.check_against(policy)?;
+        let transport = InProcessTransport::new(host, seat_token)?;
+        let answer = host
+            .attach(&transport.caller, session_id, Presented::default(), request.to_value())
+            .await
+            .map_err(session_error)?;
+        let value = parse_answer(&answer)?;
+        let (binding, receipt, terminal) = read_attach(&value, session_id, request)?;
+        transport.set_lease_token(lease_token(&value));
+        let inner = LifecycleHandle::new(transport, binding, policy.clone(), receipt, terminal)?;
+        Ok(InProcessSessionHandle { inner })
+    }
+
+    /// `createSessionHandleFromExisting(existing, policy)`: adopt a durable
+    /// head a product route already holds (synchronous, no request; see
+    /// [`gaos_runner::adopt_existing`]), acting with `seat_token`.
+    pub fn from_existing(
+        host: &Host,
+        seat_token: &str,
+        existing: &Value,
+        policy: &SessionPolicy,
+    ) -> Result<Self, SessionError> {
+        let transport = InProcessTransport::new(host, seat_token)?;
+        Ok(InProcessSessionHandle { inner: LifecycleHandle::from_existing(transport, existing, policy)? })
+    }
+
+    /// The transport (to present a lease token, for instance).
+    pub fn transport(&self) -> &InProcessTransport {
+        self.inner.transport()
+    }
+}
+
+/// Read a `SessionAttach` answer: binding (same session, requested seat),
+/// receipt (answers this request) and whether it announces the end.
+fn read_attach(
+    value: &Value,
+    session_id: &str,
+    request: &AttachRequest,
+) -> Result<(SessionBinding, Option<AttachReceipt>, bool), SessionError> {
+    let protocol = |why: String| SessionError::Protocol(format!("attach answer: {why}"));
+    if value.get("sessionId").and_then(Value::as_str) != Some(session_id) {
+        return Err(protocol(format!("it is not for session {session_id:?}")));
+    }
+    let binding: SessionBinding = value
+        .get("binding")
+        .cloned()
+        .ok_or_else(|| protocol("no binding".into()))
+        .and_then(|b| gaos_json::from_value(b).map_err(|e| protocol(format!("malformed binding: {e}"))))?;
+    binding.validate().map_err(protocol)?;
+    if binding.session_id != session_id {
+        return Err(protocol(format!("the binding is for session {:?}", binding.session_id)));
+    }
+    if let Some(seat) = &request.participant_id
+        && &binding.participant_id != seat
+    {
+        return Err(protocol(format!("the binding is for seat {:?}, not {seat:?}", binding.participant_id)));
+    }
+    let receipt = match value.get("receipt") {
+        None | Some(Value::Null) => None,
+        Some(r) => {
+            let receipt = AttachReceipt::from_value(r).map_err(|e| protocol(e.to_string()))?;
+            if receipt.request_id != request.request_id {
+                return Err(protocol(format!("the receipt answers request {:?}", receipt.request_id)));
+            }
+            if let (Some(asked), Some(got)) = (&request.controller, &receipt.controller)
+                && canonical_json(&asked.to_value()) != canonical_json(&Value::Object(got.clone()))
+            {
+                return Err(protocol("the receipt's controller differs from the requested one".into()));
+            }
+            Some(receipt)
+        }
+    };
+    let terminal = extension(value, EXT_FINALIZATION)
+        .and_then(|f| f.get("status"))
+        .and_then(Value::as_str)
+        .is_some_and(|s| s == "terminal" || s == "finalized");
+    Ok((binding, receipt, terminal))
+}
+
+impl SessionHandle for InProcessSessionHandle {
+    fn session_id(&self) -> &str {
+        self.inner.session_id()
+    }
+    fn seat(&self) -> &str {
+        self.inner.seat()
+    }
+    fn policy(&self) -> &SessionPolicy {
+        self.inner.policy()
+    }
+    fn state(&self) -> HandleState {
+        self.inner.state()
+    }
+    fn binding(&self) -> SessionBinding {
+        self.inner.binding()
+    }
+    fn receipt(&self) -> Option<AttachReceipt> {
+        self.inner.receipt()
+    }
+    fn observe(&self) -> BoxFuture<'_, Result<Observation, SessionError>> {
+        self.inner.observe()
+    }
+    fn act(&self, command: Value) -> BoxFuture<'_, Result<Observation, SessionError>> {
+        self.inner.act(command)
+    }
+    fn finalize(&self, request: FinalizeRequest) -> BoxFuture<'_, Result<SessionResult, SessionError>> {
+        self.inner.finalize(request)
+    }
+    fn close(&self) {
+        self.inner.close()
+    }
+    fn wait_for_change(&self, after_revision: u64, attempt: u32) -> BoxFuture<'_, Result<(), SessionError>> {
+        self.inner.wait_for_change(after_revision, attempt)
+    }
+}

@@ -1,0 +1,643 @@
+//! The host service: sessions by id (one actor each, loaded lazily and
+//! rehydrated from the store), credentials, and the operations behind every
+//! route. The HTTP layer and in-process callers use the same methods.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use gaos_games::GameRegistry;
+use gaos_json::{Map, Value, hex_encode};
+use gaos_kernel::{SessionEvent, SessionKernel};
+use tokio::sync::{Mutex, OnceCell};
+
+use crate::actor::{
+    ActorHandle, ActorInit, Answer, Command, SessionActor, SessionSummary, Subscription, revoked_error,
+};
+use crate::auth::{Caller, Credentials, new_token, token_hash};
+use crate::clock::HostClock;
+use crate::config::{LeaseBounds, SessionConfig, parse_create};
+use crate::envelope::{EXT_CREDENTIALS, EXT_LEASE, EXT_POLICY};
+use crate::error::HostError;
+use crate::lease::{LeaseBook, LeaseOp, Presented};
+use crate::metrics::Metrics;
+use crate::store::{
+    CredentialRecord, SessionRecord, SessionStatus, StoreError, StoreReader, StoreWriter, WriteBatch, WriteOp,
+};
+use crate::writer::Writer;
+
+/// Host-wide settings.
+#[derive(Debug, Clone)]
+pub struct HostOptions {
+    /// This node's identity (session owner column).
+    pub node_id: String,
+    /// `--lease-min-ms` / `--lease-max-ms`.
+    pub lease_bounds: LeaseBounds,
+    /// `--test-clock`: an operator route may move the host clock forward.
+    pub test_clock: bool,
+}
+
+impl Default for HostOptions {
+    fn default() -> Self {
+        HostOptions { node_id: "local".into(), lease_bounds: LeaseBounds::default(), test_clock: false }
+    }
+}
+
+type Slot = Arc<OnceCell<ActorHandle>>;
+
+struct HostInner {
+    registry: GameRegistry,
+    writer: Writer,
+    reader: Arc<dyn StoreReader>,
+    metrics: Arc<Metrics>,
+    credentials: Credentials,
+    sessions: Mutex<HashMap<String, Slot>>,
+    options: HostOptions,
+    clock: Arc<HostClock>,
+    reconcile: std::sync::Mutex<Value>,
+}
+
+/// What happened to stored sessions at start (restart reconciliation).
+#[derive(Debug, Clone, Default)]
+pub struct StartReport {
+    pub loaded: Vec<String>,
+    /// Live claims kept: (session, seat, epoch).
+    pub retained: Vec<(String, String, u64)>,
+    /// Claims that ran out while the host was down (now lapsed and paused).
+    pub expired: Vec<(String, String, u64)>,
+    /// Sessions that failed to rehydrate (revoked with `rehydrate_failed`).
+    pub failed: Vec<(String, String)>,
+}
+
+impl StartReport {
+    /// The report as served at `GET /v1/admin/reconcile`.
+    pub fn to_value(&self) -> Value {
+        let claims = |rows: &[(String, String, u64)]| {
+            Value::Array(
+                rows.iter()
+                    .map(|(session, seat, epoch)| {
+                        let mut m = Map::new();
+                        m.insert("sessionId".into(), session.clone().into());
+                        m.insert("seat".into(), seat.clone().into());
+                        m.insert("epoch".into(), (*epoch).into());
+                        Value::Object(m)
+                    })
+                    .collect(),
+            )
+        };
+        let mut out = Map::new();
+        out.insert("retained".into(), claims(&self.retained));
+        out.insert("expired".into(), claims(&self.expired));
+        out.insert(
+            "failed".into(),
+            Value::Array(
+                self.failed
+                    .iter()
+                    .map(|(session, reason)| {
+                        let mut m = Map::new();
+                        m.insert("sessionId".into(), session.clone().into());
+                        m.insert("reason".into(), reason.clone().into());
+                        Value::Object(m)
+                    })
+                    .collect(),
+            ),
+        );
+        out.insert("loaded".into(), self.loaded.len().into());
+        Value::Object(out)
+    }
+}
+
+/// The durable authoritative host.
+#[derive(Clone)]
+pub struct Host {
+    inner: Arc<HostInner>,
+}
+
+fn store_error(e: StoreError) -> HostError {
+    HostError::unavailable(e.to_string())
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, HostError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| HostError::internal(format!("storage task failed: {e}")))?
+        .map_err(store_error)
+}
+
+impl Host {
+    /// Open a host over a store: load credentials and rehydrate every active
+    /// session (so their clocks run again).
+    pub async fn open(
+        writer: Box<dyn StoreWriter>,
+        reader: Arc<dyn StoreReader>,
+        operator_token: &str,
+        options: HostOptions,
+    ) -> Result<(Host, StartReport), HostError> {
+        let metrics = Arc::new(Metrics::default());
+        let writer = Writer::spawn(writer, Arc::clone(&metrics));
+        let records = {
+            let reader = Arc::clone(&reader);
+            blocking(move || reader.load_credentials()).await?
+        };
+        let clock = Arc::new(if options.test_clock { HostClock::adjustable() } else { HostClock::system() });
+        let host = Host {
+            inner: Arc::new(HostInner {
+                registry: GameRegistry::builtin(),
+                writer,
+                reader,
+                metrics,
+                credentials: Credentials::new(operator_token, records),
+                sessions: Mutex::new(HashMap::new()),
+                options,
+                clock,
+                reconcile: std::sync::Mutex::new(Value::Null),
+            }),
+        };
+        let active = {
+            let reader = Arc::clone(&host.inner.reader);
+            blocking(move || reader.list_sessions(Some(SessionStatus::Active))).await?
+        };
+        let mut report = StartReport::default();
+        let now = host.inner.clock.now_ms();
+        for record in active {
+            // Reconcile from the stored lease book before the actor lapses
+            // the expired claims.
+            let book = {
+                let reader = Arc::clone(&host.inner.reader);
+                let id = record.id.clone();
+                blocking(move || reader.load_session_state(&id)).await?
+            }
+            .into_iter()
+            .find(|(k, _)| k == "leases")
+            .and_then(|(_, v)| LeaseBook::from_json(&v).ok())
+            .unwrap_or_default();
+            match host.session(&record.id).await {
+                Ok(_) => {
+                    for (seat, lease) in &book.seats {
+                        if let Some(claim) = &lease.current {
+                            let row = (record.id.clone(), seat.clone(), claim.epoch);
+                            if now >= claim.expires_at { report.expired.push(row) } else { report.retained.push(row) }
+                        }
+                    }
+                    report.loaded.push(record.id)
+                }
+                Err(e) => {
+                    let mut revoked = book;
+                    revoked.revoke("rehydrate_failed", "host");
+                    let ops = vec![
+                        WriteOp::SessionState {
+                            session_id: record.id.clone(),
+                            key: "leases".into(),
+                            value: revoked.to_json(),
+                        },
+                        WriteOp::SetStatus { session_id: record.id.clone(), status: SessionStatus::Revoked },
+                    ];
+                    let _ = host.inner.writer.write(WriteBatch { ops }).await;
+                    host.inner.sessions.lock().await.remove(&record.id);
+                    report.failed.push((record.id, e.message))
+                }
+            }
+        }
+        if let Ok(mut slot) = host.inner.reconcile.lock() {
+            *slot = report.to_value();
+        }
+        Ok((host, report))
+    }
+
+    /// The host clock.
+    pub fn clock(&self) -> &Arc<HostClock> {
+        &self.inner.clock
+    }
+
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.inner.metrics
+    }
+
+    pub fn registry(&self) -> &GameRegistry {
+        &self.inner.registry
+    }
+
+    /// Resolve a bearer token to a caller.
+    pub fn caller(&self, token: Option<&str>) -> Result<Caller, HostError> {
+        self.inner.credentials.resolve(token)
+    }
+
+    /// The actor of session `id`, rehydrating it from the store on first use.
+    pub async fn session(&self, id: &str) -> Result<ActorHandle, HostError> {
+        let slot = {
+            let mut sessions = self.inner.sessions.lock().await;
+            Arc::clone(sessions.entry(id.to_owned()).or_default())
+        };
+        slot.get_or_try_init(|| self.load(id)).await.cloned()
+    }
+
+    async fn load(&self, id: &str) -> Result<ActorHandle, HostError> {
+        let reader = Arc::clone(&self.inner.reader);
+        let owned = id.to_owned();
+        let (record, events, answers, state) = blocking(move || {
+            let Some(record) = reader.load_session(&owned)? else { return Ok(None) };
+            let events = reader.load_events(&owned)?;
+            let answers = reader.load_answers(&owned)?;
+            let state = reader.load_session_state(&owned)?;
+            Ok(Some((record, events, answers, state)))
+        })
+        .await?
+        .ok_or_else(|| HostError::unknown_session(id))?;
+        let leases = match state.iter().find(|(k, _)| k == "leases") {
+            Some((_, text)) => LeaseBook::from_json(text)
+                .map_err(|e| HostError::internal(format!("stored lease state of {id} is unreadable: {e}")))?,
+            None => LeaseBook::default(),
+        };
+        if record.status == SessionStatus::Revoked {
+            return Err(revoked_error(leases.revoked.as_deref().unwrap_or("revoked")));
+        }
+        let config_value = gaos_json::parse(&record.config)
+            .map_err(|e| HostError::internal(format!("stored config of {id} is not JSON: {e}")))?;
+        let config = SessionConfig::from_value(&config_value)
+            .map_err(|e| HostError::internal(format!("stored config of {id} is incomplete: {e}")))?;
+        let game = self
+            .inner
+            .registry
+            .get(&config.game)
+            .ok_or_else(|| HostError::internal(format!("session {id} uses unknown game {}", config.game)))?;
+        let options = Arc::new(config.kernel_options(&game).map_err(HostError::internal)?);
+        let mut parsed = Vec::with_capacity(events.len());
+        for event in &events {
+            let value = gaos_json::parse(&event.body)
+                .map_err(|e| HostError::internal(format!("event {} of {id} is not JSON: {e}", event.seq)))?;
+            parsed.push(SessionEvent::from_value(&value).map_err(HostError::internal)?);
+        }
+        let kernel = SessionKernel::rehydrate(options, None, parsed)
+            .map_err(|e| HostError::internal(format!("session {id} failed to rehydrate: {e}")))?;
+        tracing::info!(session = %id, events = events.len(), cursor = kernel.cursor(), "session rehydrated");
+        Ok(SessionActor::spawn(ActorInit {
+            config,
+            game,
+            kernel,
+            status: record.status,
+            answers,
+            writer: self.inner.writer.clone(),
+            metrics: Arc::clone(&self.inner.metrics),
+            leases,
+            clock: Arc::clone(&self.inner.clock),
+            lease_bounds: self.inner.options.lease_bounds,
+        }))
+    }
+
+    fn require_operator(caller: &Caller) -> Result<(), HostError> {
+        match caller {
+            Caller::Operator => Ok(()),
+            _ => Err(HostError::forbidden("this route needs the operator token")),
+        }
+    }
+
+    fn require_seat<'a>(caller: &'a Caller, id: &str) -> Result<&'a str, HostError> {
+        match caller {
+            Caller::Seat { session_id, seat } if session_id == id => Ok(seat),
+            Caller::Seat { .. } | Caller::Spectator { .. } if !caller.may_read(id) => {
+                Err(HostError::forbidden("this token belongs to another session"))
+            }
+            Caller::Spectator { .. } => Err(HostError::forbidden("the spectator token can only read the public view")),
+            Caller::Operator => Err(HostError::forbidden("the operator does not act for a seat; use the seat's token")),
+            Caller::Seat { .. } => Err(HostError::forbidden("this token belongs to another session")),
+        }
+    }
+
+    fn require_reader(caller: &Caller, id: &str) -> Result<(), HostError> {
+        if caller.may_read(id) { Ok(()) } else { Err(HostError::forbidden("this token belongs to another session")) }
+    }
+
+    /// `POST /v1/sessions`.
+    pub async fn create(&self, caller: &Caller, body: Value) -> Result<Answer, HostError> {
+        Self::require_operator(caller)?;
+        let game_id = body
+            .get("game")
+            .and_then(Value::as_str)
+            .ok_or_else(|| HostError::invalid_request("create needs \"game\": the id of a game this host serves"))?;
+        let game = self.inner.registry.get(game_id).ok_or_else(|| {
+            let known: Vec<String> = self.inner.registry.list().iter().map(|g| g.game_ref().id).collect();
+            HostError::bad_request(
+                "unknown_game",
+                format!("unknown game {game_id:?}; this host serves {}", known.join(", ")),
+            )
+        })?;
+        let session_id = format!("s-{}", hex_encode(&rand::random::<[u8; 8]>()));
+        let now = self.inner.clock.now_ms();
+        let bounds = self.inner.options.lease_bounds;
+        let config = parse_create(&body, &game, session_id.clone(), rand::random::<u32>(), now, &bounds)?;
+        let options = Arc::new(config.kernel_options(&game).map_err(HostError::invalid_request)?);
+        let kernel = SessionKernel::from_shared(options)
+            .map_err(|e| HostError::invalid_request(format!("the game refused this session: {e}")))?;
+        let mut batch = WriteBatch::new();
+        batch.push(WriteOp::CreateSession(SessionRecord {
+            id: session_id.clone(),
+            game_id: config.game.clone(),
+            created_at_ms: config.created_at_ms,
+            status: SessionStatus::Active,
+            config: gaos_json::canonical_json(&config.to_value()),
+            owner: self.inner.options.node_id.clone(),
+            epoch: 1,
+        }));
+        // The creator seat's claim.
+        let mut leases = LeaseBook::default();
+        let lease_token = new_token("gaos_lease_");
+        let holder = config
+            .policy
+            .get("controller")
+            .and_then(|c| c.get("id"))
+            .and_then(Value::as_str)
+            .unwrap_or("creator")
+            .to_owned();
+        let duration = config.lease_ms.unwrap_or(bounds.default_ms);
+        let granted = leases
+            .claim(&config.creator, &holder, &token_hash(&lease_token), duration, now)
+            .map_err(|_| HostError::internal("a fresh session has no claims"))?;
+        batch.push(WriteOp::SessionState {
+            session_id: session_id.clone(),
+            key: "leases".into(),
+            value: leases.to_json(),
+        });
+        let mut lease_ext = Map::new();
+        lease_ext.insert("token".into(), lease_token.into());
+        lease_ext.insert("epoch".into(), granted.epoch.into());
+        lease_ext.insert("expiresAt".into(), (now + duration as i64).into());
+        lease_ext.insert("durationMs".into(), duration.into());
+        let mut seat_tokens = Map::new();
+        let mut records = Vec::new();
+        for seat in &config.seats {
+            let token = new_token("gaos_seat_");
+            records.push(CredentialRecord {
+                token_hash: token_hash(&token),
+                session_id: session_id.clone(),
+                role: "seat".into(),
+                seat: Some(seat.clone()),
+                issued_at_ms: config.created_at_ms,
+            });
+            seat_tokens.insert(seat.clone(), token.into());
+        }
+        let spectator = new_token("gaos_spec_");
+        records.push(CredentialRecord {
+            token_hash: token_hash(&spectator),
+            session_id: session_id.clone(),
+            role: "spectator".into(),
+            seat: None,
+            issued_at_ms: config.created_at_ms,
+        });
+        for record in &records {
+            batch.push(WriteOp::Credential(record.clone()));
+        }
+        self.inner.writer.write(batch).await.map_err(store_error)?;
+        for record in records {
+            self.inner.credentials.insert(record);
+        }
+        let policy_digest = config.policy().digest();
+        let handle = SessionActor::spawn(ActorInit {
+            config,
+            game,
+            kernel,
+            status: SessionStatus::Active,
+            answers: Vec::new(),
+            writer: self.inner.writer.clone(),
+            metrics: Arc::clone(&self.inner.metrics),
+            leases,
+            clock: Arc::clone(&self.inner.clock),
+            lease_bounds: bounds,
+        });
+        {
+            let mut sessions = self.inner.sessions.lock().await;
+            let slot: Slot = Arc::new(OnceCell::new());
+            let _ = slot.set(handle.clone());
+            sessions.insert(session_id.clone(), slot);
+        }
+        tracing::info!(session = %session_id, game = %game_id, "session created");
+        let mut ext = Map::new();
+        let mut credentials = Map::new();
+        credentials.insert("seats".into(), Value::Object(seat_tokens));
+        credentials.insert("spectator".into(), spectator.into());
+        ext.insert(EXT_CREDENTIALS.into(), Value::Object(credentials));
+        let mut policy = Map::new();
+        policy.insert("digest".into(), policy_digest.into());
+        ext.insert(EXT_POLICY.into(), Value::Object(policy));
+        ext.insert(EXT_LEASE.into(), Value::Object(lease_ext));
+        handle.ask(|reply| Command::CreatorEnvelope { extensions: ext, reply }).await
+    }
+
+    /// `GET /v1/sessions/{id}/tick`.
+    pub async fn observe(&self, caller: &Caller, id: &str) -> Result<Answer, HostError> {
+        Self::require_reader(caller, id)?;
+        let seat = match caller {
+            Caller::Seat { seat, .. } => Some(seat.clone()),
+            Caller::Spectator { .. } => None,
+            Caller::Operator => {
+                return Err(HostError::forbidden("observe with a seat or spectator token (the operator has no seat)"));
+            }
+        };
+        let handle = self.session(id).await?;
+        let mut answer = handle.ask(|reply| Command::Observe { seat, reply }).await?;
+        // GET answers are 200 whatever the envelope kind.
+        answer.status = 200;
+        Ok(answer)
+    }
+
+    /// `POST /v1/sessions/{id}/actions`.
+    pub async fn act(&self, caller: &Caller, id: &str, presented: Presented, body: Value) -> Result<Answer, HostError> {
+        let seat = Self::require_seat(caller, id)?.to_owned();
+        let handle = self.session(id).await?;
+        handle.ask(|reply| Command::Act { seat, presented, body, reply }).await
+    }
+
+    /// `POST /v1/sessions/{id}/attach`.
+    pub async fn attach(
+        &self,
+        caller: &Caller,
+        id: &str,
+        presented: Presented,
+        body: Value,
+    ) -> Result<Answer, HostError> {
+        let seat = Self::require_seat(caller, id)?.to_owned();
+        let handle = self.session(id).await?;
+        handle.ask(|reply| Command::Attach { seat, presented, body, reply }).await
+    }
+
+    /// Lease routes (`/lease/renew`, `/lease/heartbeat`, `/pause`, `/resume`,
+    /// `/stop`). Seats drive their own claim; the operator may pause any seat
+    /// (`operator_seat`).
+    pub async fn lease(
+        &self,
+        caller: &Caller,
+        id: &str,
+        presented: Presented,
+        op: LeaseOp,
+        operator_seat: Option<String>,
+    ) -> Result<Answer, HostError> {
+        let (seat, operator) = match caller {
+            Caller::Operator => {
+                let seat = operator_seat
+                    .ok_or_else(|| HostError::invalid_request("the operator must name the seat to pause (\"seat\")"))?;
+                (seat, true)
+            }
+            _ => (Self::require_seat(caller, id)?.to_owned(), false),
+        };
+        let handle = self.session(id).await?;
+        if !handle.seats.iter().any(|s| s == &seat) {
+            return Err(HostError::not_found("unknown_seat", format!("session {id} has no seat {seat:?}")));
+        }
+        handle.ask(|reply| Command::Lease { seat, presented, op, operator, reply }).await
+    }
+
+    /// `GET /v1/sessions/{id}/lease`.
+    pub async fn lease_info(&self, caller: &Caller, id: &str, presented: Presented) -> Result<Answer, HostError> {
+        let seat = Self::require_seat(caller, id)?.to_owned();
+        let handle = self.session(id).await?;
+        handle.ask(|reply| Command::LeaseInfo { seat, presented, reply }).await
+    }
+
+    /// `POST /v1/sessions/{id}/emergency-stop` (operator): revoke at once,
+    /// ahead of queued work.
+    pub async fn emergency_stop(&self, caller: &Caller, id: &str, reason: String) -> Result<Answer, HostError> {
+        Self::require_operator(caller)?;
+        let handle = self.session(id).await?;
+        handle.ask_first(|reply| Command::EmergencyStop { reason, reply }).await
+    }
+
+    /// `GET /v1/admin/reconcile` (operator): the restart report.
+    pub fn reconcile_report(&self, caller: &Caller) -> Result<Value, HostError> {
+        Self::require_operator(caller)?;
+        Ok(self.inner.reconcile.lock().map(|v| v.clone()).unwrap_or(Value::Null))
+    }
+
+    /// `POST /v1/admin/clock` (operator, `--test-clock` hosts only).
+    pub async fn advance_clock(&self, caller: &Caller, ms: i64) -> Result<Value, HostError> {
+        Self::require_operator(caller)?;
+        let now = self.inner.clock.advance(ms).map_err(|e| HostError::not_found("not_found", e))?;
+        let handles: Vec<ActorHandle> = {
+            let sessions = self.inner.sessions.lock().await;
+            sessions.values().filter_map(|slot| slot.get().cloned()).collect()
+        };
+        for handle in handles {
+            let _ = handle.tx.send(Command::ClockChanged).await;
+        }
+        let mut out = Map::new();
+        out.insert("nowMs".into(), now.into());
+        Ok(Value::Object(out))
+    }
+
+    /// `POST /v1/sessions/{id}/finalize` (any seat of the session, or the operator).
+    pub async fn finalize(&self, caller: &Caller, id: &str, body: Value) -> Result<Answer, HostError> {
+        match caller {
+            Caller::Operator => {}
+            Caller::Seat { session_id, .. } if session_id == id => {}
+            Caller::Spectator { session_id } if session_id == id => {
+                return Err(HostError::forbidden("the spectator token cannot finalize"));
+            }
+            _ => return Err(HostError::forbidden("this token belongs to another session")),
+        }
+        let handle = self.session(id).await?;
+        handle.ask(|reply| Command::Finalize { body, reply }).await
+    }
+
+    /// `GET /v1/sessions/{id}/snapshot`.
+    pub async fn snapshot(&self, caller: &Caller, id: &str, after: Option<u64>) -> Result<Answer, HostError> {
+        let seat = Self::require_seat(caller, id)?.to_owned();
+        let handle = self.session(id).await?;
+        handle.ask(|reply| Command::Snapshot { seat, after, reply }).await
+    }
+
+    /// `GET /v1/sessions/{id}/stream`.
+    pub async fn subscribe(&self, caller: &Caller, id: &str, after: Option<u64>) -> Result<Subscription, HostError> {
+        Self::require_reader(caller, id)?;
+        let seat = match caller {
+            Caller::Seat { seat, .. } => Some(seat.clone()),
+            Caller::Spectator { .. } => None,
+            Caller::Operator => return Err(HostError::forbidden("stream with a seat or spectator token")),
+        };
+        let handle = self.session(id).await?;
+        handle.ask(|reply| Command::Subscribe { seat, after, reply }).await
+    }
+
+    /// `GET /v1/sessions/{id}/replay`.
+    pub async fn replay(&self, caller: &Caller, id: &str) -> Result<String, HostError> {
+        Self::require_reader(caller, id)?;
+        let handle = self.session(id).await?;
+        handle.ask(|reply| Command::Replay { reply }).await
+    }
+
+    /// `GET /v1/sessions/{id}/transcript` (operator).
+    pub async fn transcript(&self, caller: &Caller, id: &str) -> Result<String, HostError> {
+        Self::require_operator(caller)?;
+        let handle = self.session(id).await?;
+        handle.ask(|reply| Command::Transcript { reply }).await
+    }
+
+    /// `POST /v1/sessions/{id}/seats/{seat}/token` (operator): revoke the
+    /// seat's tokens and issue a new one.
+    pub async fn reissue_seat_token(&self, caller: &Caller, id: &str, seat: &str) -> Result<Value, HostError> {
+        Self::require_operator(caller)?;
+        let handle = self.session(id).await?;
+        if !handle.seats.iter().any(|s| s == seat) {
+            return Err(HostError::not_found("unknown_seat", format!("session {id} has no seat {seat:?}")));
+        }
+        let token = new_token("gaos_seat_");
+        let record = CredentialRecord {
+            token_hash: token_hash(&token),
+            session_id: id.to_owned(),
+            role: "seat".into(),
+            seat: Some(seat.to_owned()),
+            issued_at_ms: self.inner.clock.now_ms(),
+        };
+        let batch = WriteBatch {
+            ops: vec![
+                WriteOp::RevokeSeatCredentials { session_id: id.to_owned(), seat: seat.to_owned() },
+                WriteOp::Credential(record.clone()),
+            ],
+        };
+        self.inner.writer.write(batch).await.map_err(store_error)?;
+        self.inner.credentials.revoke_seat(id, seat);
+        self.inner.credentials.insert(record);
+        let mut out = Map::new();
+        out.insert("sessionId".into(), id.into());
+        out.insert("seat".into(), seat.into());
+        out.insert("token".into(), token.into());
+        Ok(Value::Object(out))
+    }
+
+    /// `GET /v1/sessions` (operator).
+    pub async fn list(&self, caller: &Caller, status: Option<SessionStatus>) -> Result<Value, HostError> {
+        Self::require_operator(caller)?;
+        let reader = Arc::clone(&self.inner.reader);
+        let records = blocking(move || reader.list_sessions(status)).await?;
+        let live: Vec<(String, ActorHandle)> = {
+            let sessions = self.inner.sessions.lock().await;
+            sessions.iter().filter_map(|(id, slot)| slot.get().map(|h| (id.clone(), h.clone()))).collect()
+        };
+        let mut summaries: HashMap<String, SessionSummary> = HashMap::new();
+        for (id, handle) in live {
+            let (reply, wait) = tokio::sync::oneshot::channel();
+            if handle.tx.send(Command::Summary { reply }).await.is_ok()
+                && let Ok(summary) = wait.await
+            {
+                summaries.insert(id, summary);
+            }
+        }
+        let mut out = Vec::new();
+        for record in records {
+            let mut row = Map::new();
+            row.insert("id".into(), record.id.clone().into());
+            row.insert("game".into(), record.game_id.clone().into());
+            row.insert("createdAt".into(), record.created_at_ms.into());
+            let live = summaries.get(&record.id);
+            let status = live.map(|s| s.status).unwrap_or(record.status);
+            row.insert("status".into(), status.as_str().into());
+            if let Some(s) = live {
+                row.insert("cursor".into(), s.cursor.into());
+                row.insert("tick".into(), s.tick.into());
+                row.insert("seats".into(), Value::Array(s.seats.iter().map(Value::from).collect()));
+            }
+            out.push(Value::Object(row));
+        }
+        let mut body = Map::new();
+        body.insert("sessions".into(), Value::Array(out));
+        Ok(Value::Object(body))
+    }
+}

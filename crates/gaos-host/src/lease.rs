@@ -1,0 +1,510 @@
+//! Controller leases (spec/lease.md): who may drive each seat, and what a
+//! lapse does. Pure state machine: every operation takes the current time
+//! (milliseconds on the host clock) and returns its decision plus the lease
+//! events to record; the session actor persists them and applies the effects.
+//!
+//! States of a seat's current claim (lease.md §3): Active, Paused (a
+//! deliberate safety pause on a live claim), Lapsed (ran out while active, or
+//! over a pause), Revoked (the session was stopped). A token whose claim was
+//! replaced by a newer one is Superseded.
+
+use std::collections::BTreeMap;
+
+use gaos_json::{Map, Value};
+use serde::{Deserialize, Serialize};
+
+/// How a caller presents itself for a seat.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Presented {
+    /// SHA-256 of the `Gaos-Lease` token, when sent (lease-aware callers).
+    pub token_hash: Option<String>,
+    /// `Gaos-Lease-Epoch`, when sent.
+    pub epoch: Option<u64>,
+}
+
+impl Presented {
+    pub fn lease_aware(&self) -> bool {
+        self.token_hash.is_some()
+    }
+}
+
+/// A dispatch on a seat.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeaseOp {
+    Act,
+    Renew,
+    Heartbeat,
+    Pause(String),
+    Resume,
+    Stop(String),
+}
+
+/// State of a claim as callers see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClaimState {
+    Active,
+    Paused,
+    Lapsed,
+    Superseded,
+    Revoked,
+}
+
+impl ClaimState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClaimState::Active => "active",
+            ClaimState::Paused => "paused",
+            ClaimState::Lapsed => "lapsed",
+            ClaimState::Superseded => "superseded",
+            ClaimState::Revoked => "revoked",
+        }
+    }
+}
+
+/// One claim on a seat.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Claim {
+    pub epoch: u64,
+    pub token_hash: String,
+    pub holder_id: String,
+    pub duration_ms: u64,
+    pub issued_at: i64,
+    pub renewed_at: i64,
+    pub expires_at: i64,
+    /// The lapse of this claim was recorded (once).
+    pub lapse_recorded: bool,
+}
+
+/// Lease state of one seat.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SeatLease {
+    pub current: Option<Claim>,
+    /// Token hashes of superseded claims, with their epochs.
+    pub superseded: BTreeMap<String, u64>,
+    /// A deliberate safety pause (survives renewal and takeover).
+    pub safety_paused: bool,
+    pub pause_reasons: Vec<String>,
+}
+
+/// Why a dispatch was refused (each maps to an HTTP error).
+#[derive(Debug, Clone, PartialEq)]
+pub enum LeaseError {
+    /// 409: the presented claim lapsed; renew first.
+    Expired { seat: String, epoch: u64 },
+    /// 409: another writer holds (or took) the seat.
+    WriterConflict { seat: String, holder_id: Option<String>, epoch: u64 },
+    /// 409: the seat is deliberately paused; resume first. `events`: lease
+    /// events of effects that stand although the act is refused (a
+    /// lease-unaware act renews a lapsed claim, or takes an implicit one,
+    /// before it meets the pause); the caller records them.
+    Paused { seat: String, reasons: Vec<String>, events: Vec<LeaseEvent> },
+    /// 410: the session was revoked.
+    Revoked { reason: String },
+    /// 403: the lease token does not belong to this seat.
+    CapabilityRejected(String),
+}
+
+/// A lease event to record on the `gaos.lease` extension lane.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeaseEvent {
+    pub record: Map,
+}
+
+impl LeaseEvent {
+    fn new(event: &str, seat: &str, holder_id: &str, epoch: u64) -> Self {
+        let mut record = Map::new();
+        record.insert("event".into(), event.into());
+        record.insert("seat".into(), seat.into());
+        record.insert("holderId".into(), holder_id.into());
+        record.insert("epoch".into(), epoch.into());
+        LeaseEvent { record }
+    }
+
+    fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.record.insert(key.into(), value.into());
+        self
+    }
+
+    pub fn kind(&self) -> &str {
+        self.record.get("event").and_then(Value::as_str).unwrap_or("")
+    }
+}
+
+/// The outcome of an allowed dispatch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Granted {
+    pub epoch: u64,
+    pub events: Vec<LeaseEvent>,
+    /// A new claim taken implicitly for a lease-unaware caller.
+    pub implicit_claim: bool,
+}
+
+/// Lease state of a whole session.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeaseBook {
+    pub seats: BTreeMap<String, SeatLease>,
+    /// Set once the session was revoked (final).
+    pub revoked: Option<String>,
+}
+
+/// The holder id of implicit claims of lease-unaware callers.
+pub const BEARER_HOLDER: &str = "bearer";
+
+impl LeaseBook {
+    pub fn to_json(&self) -> String {
+        gaos_json::to_canonical_string(self).expect("the lease book is JSON")
+    }
+
+    pub fn from_json(text: &str) -> Result<Self, String> {
+        let value = gaos_json::parse(text).map_err(|e| e.to_string())?;
+        gaos_json::from_value(value).map_err(|e| e.to_string())
+    }
+
+    fn seat(&mut self, seat: &str) -> &mut SeatLease {
+        self.seats.entry(seat.to_owned()).or_default()
+    }
+
+    /// Current state of `seat`'s current claim at `now` (None: no claim).
+    pub fn state(&self, seat: &str, now: i64) -> Option<ClaimState> {
+        if self.revoked.is_some() {
+            return Some(ClaimState::Revoked);
+        }
+        let lease = self.seats.get(seat)?;
+        let claim = lease.current.as_ref()?;
+        Some(if now >= claim.expires_at {
+            ClaimState::Lapsed
+        } else if lease.safety_paused {
+            ClaimState::Paused
+        } else {
+            ClaimState::Active
+        })
+    }
+
+    /// Whether `seat`'s clock-driven progress is paused (lapsed or safety).
+    pub fn seat_paused(&self, seat: &str, now: i64) -> bool {
+        matches!(self.state(seat, now), Some(ClaimState::Lapsed | ClaimState::Paused))
+            || self.seats.get(seat).is_some_and(|l| l.safety_paused)
+    }
+
+    /// Whether any seat is paused (ticks sessions stop their scheduler).
+    pub fn any_paused(&self, now: i64) -> bool {
+        self.seats.keys().any(|s| self.seat_paused(s, now))
+    }
+
+    /// The earliest future expiry among live claims (for the eager timer).
+    pub fn next_expiry(&self, now: i64) -> Option<i64> {
+        if self.revoked.is_some() {
+            return None;
+        }
+        self.seats
+            .values()
+            .filter_map(|l| l.current.as_ref())
+            .filter(|c| !c.lapse_recorded)
+            .map(|c| c.expires_at.max(now))
+            .min()
+    }
+
+    /// Record every lapse that is due (eager timer and lazy checks).
+    /// `pauses_session`: whether a lapse stops the session clock (ticks).
+    pub fn expire_due(&mut self, now: i64, pauses_session: bool) -> Vec<LeaseEvent> {
+        if self.revoked.is_some() {
+            return Vec::new();
+        }
+        let mut events = Vec::new();
+        for (seat, lease) in self.seats.iter_mut() {
+            if let Some(claim) = lease.current.as_mut()
+                && now >= claim.expires_at
+                && !claim.lapse_recorded
+            {
+                claim.lapse_recorded = true;
+                events.push(
+                    LeaseEvent::new("lease_expired", seat, &claim.holder_id, claim.epoch)
+                        .with("pausedSession", pauses_session),
+                );
+            }
+        }
+        events
+    }
+
+    /// Take a claim for `seat` (create, attach): refused while another claim
+    /// is live (`writer_conflict`); a lapsed claim is taken over (new epoch).
+    pub fn claim(
+        &mut self,
+        seat: &str,
+        holder_id: &str,
+        token_hash: &str,
+        duration_ms: u64,
+        now: i64,
+    ) -> Result<Granted, LeaseError> {
+        if let Some(reason) = &self.revoked {
+            return Err(LeaseError::Revoked { reason: reason.clone() });
+        }
+        let lease = self.seat(seat);
+        let mut events = Vec::new();
+        let epoch = match &lease.current {
+            Some(current) if now < current.expires_at => {
+                return Err(LeaseError::WriterConflict {
+                    seat: seat.to_owned(),
+                    holder_id: Some(current.holder_id.clone()),
+                    epoch: current.epoch,
+                });
+            }
+            Some(current) => {
+                let next = current.epoch + 1;
+                let previous = current.clone();
+                lease.superseded.insert(previous.token_hash.clone(), previous.epoch);
+                events.push(
+                    LeaseEvent::new("takeover", seat, holder_id, next)
+                        .with("previousHolderId", previous.holder_id.as_str())
+                        .with("previousEpoch", previous.epoch),
+                );
+                next
+            }
+            None => {
+                events.push(LeaseEvent::new("claim_taken", seat, holder_id, 1));
+                1
+            }
+        };
+        lease.current = Some(Claim {
+            epoch,
+            token_hash: token_hash.to_owned(),
+            holder_id: holder_id.to_owned(),
+            duration_ms,
+            issued_at: now,
+            renewed_at: now,
+            expires_at: now + duration_ms as i64,
+            lapse_recorded: false,
+        });
+        Ok(Granted { epoch, events, implicit_claim: false })
+    }
+
+    /// Decide a dispatch on `seat` at `now` and apply its lease effects
+    /// (lease.md §3). `pauses_session` as in [`LeaseBook::expire_due`];
+    /// `default_duration_ms` for implicit claims.
+    pub fn dispatch(
+        &mut self,
+        seat: &str,
+        presented: &Presented,
+        op: &LeaseOp,
+        now: i64,
+        pauses_session: bool,
+        default_duration_ms: u64,
+    ) -> Result<Granted, LeaseError> {
+        if let Some(reason) = &self.revoked {
+            return Err(LeaseError::Revoked { reason: reason.clone() });
+        }
+        // Lazy expiry first: a lapse is recorded before anything else happens.
+        let mut events = self.expire_due(now, pauses_session);
+        let lease = self.seat(seat);
+        let current_epoch = lease.current.as_ref().map_or(0, |c| c.epoch);
+        // Which claim does the caller drive?
+        match &presented.token_hash {
+            Some(hash) => {
+                let is_current = lease.current.as_ref().is_some_and(|c| &c.token_hash == hash);
+                if !is_current {
+                    if lease.superseded.contains_key(hash) {
+                        // Superseded: only pausing stays free.
+                        if let LeaseOp::Pause(reason) = op {
+                            return Ok(Self::pause_seat(lease, seat, reason, current_epoch, events));
+                        }
+                        return Err(LeaseError::WriterConflict {
+                            seat: seat.to_owned(),
+                            holder_id: lease.current.as_ref().map(|c| c.holder_id.clone()),
+                            epoch: current_epoch,
+                        });
+                    }
+                    return Err(LeaseError::CapabilityRejected(format!(
+                        "the lease token does not belong to seat {seat:?} of this session"
+                    )));
+                }
+                if let Some(sent) = presented.epoch
+                    && sent < current_epoch
+                {
+                    return Err(LeaseError::WriterConflict {
+                        seat: seat.to_owned(),
+                        holder_id: lease.current.as_ref().map(|c| c.holder_id.clone()),
+                        epoch: current_epoch,
+                    });
+                }
+            }
+            None => {
+                // Fencing holds for callers that send only the epoch.
+                if presented.epoch.is_some_and(|sent| sent < current_epoch) {
+                    return Err(LeaseError::WriterConflict {
+                        seat: seat.to_owned(),
+                        holder_id: lease.current.as_ref().map(|c| c.holder_id.clone()),
+                        epoch: current_epoch,
+                    });
+                }
+                // Lease-unaware callers act under the seat's current claim;
+                // a seat without one gets an implicit claim on first driving.
+                if lease.current.is_none() {
+                    if let LeaseOp::Pause(reason) = op {
+                        return Ok(Self::pause_seat(lease, seat, reason, 0, events));
+                    }
+                    if matches!(op, LeaseOp::Act | LeaseOp::Resume | LeaseOp::Renew | LeaseOp::Heartbeat) {
+                        let epoch = 1;
+                        lease.current = Some(Claim {
+                            epoch,
+                            token_hash: String::new(),
+                            holder_id: BEARER_HOLDER.into(),
+                            duration_ms: default_duration_ms,
+                            issued_at: now,
+                            renewed_at: now,
+                            expires_at: now + default_duration_ms as i64,
+                            lapse_recorded: false,
+                        });
+                        events.push(LeaseEvent::new("claim_taken", seat, BEARER_HOLDER, epoch).with("implicit", true));
+                        let granted = Self::apply_live(lease, seat, op, now, events)?;
+                        return Ok(Granted { implicit_claim: true, ..granted });
+                    }
+                }
+            }
+        }
+        let Some(claim) = lease.current.clone() else {
+            return Err(LeaseError::CapabilityRejected(format!("seat {seat:?} has no claim to drive")));
+        };
+        let lapsed = now >= claim.expires_at;
+        if !lapsed {
+            return Self::apply_live(lease, seat, op, now, events);
+        }
+        // Lapsed (by lapse, or over a safety pause).
+        match op {
+            LeaseOp::Renew => {
+                Self::slide(lease, now);
+                events.push(LeaseEvent::new("lease_renewed", seat, &claim.holder_id, claim.epoch));
+                Ok(Granted { epoch: claim.epoch, events, implicit_claim: false })
+            }
+            LeaseOp::Act | LeaseOp::Resume if !presented.lease_aware() => {
+                // Driving-seam recovery done by the host for lease-unaware
+                // callers: renew the lapsed claim, then dispatch.
+                Self::slide(lease, now);
+                events
+                    .push(LeaseEvent::new("lease_renewed", seat, &claim.holder_id, claim.epoch).with("implicit", true));
+                Self::apply_live(lease, seat, op, now, events)
+            }
+            LeaseOp::Pause(reason) => Ok(Self::pause_seat(lease, seat, reason, claim.epoch, events)),
+            LeaseOp::Stop(_) => Ok(Granted { epoch: claim.epoch, events, implicit_claim: false }),
+            LeaseOp::Act | LeaseOp::Resume | LeaseOp::Heartbeat => {
+                Err(LeaseError::Expired { seat: seat.to_owned(), epoch: claim.epoch })
+            }
+        }
+    }
+
+    fn slide(lease: &mut SeatLease, now: i64) {
+        if let Some(claim) = lease.current.as_mut() {
+            claim.renewed_at = now;
+            claim.expires_at = now + claim.duration_ms as i64;
+            claim.lapse_recorded = false;
+        }
+    }
+
+    fn pause_seat(lease: &mut SeatLease, seat: &str, reason: &str, epoch: u64, mut events: Vec<LeaseEvent>) -> Granted {
+        let holder = lease.current.as_ref().map_or(BEARER_HOLDER.to_owned(), |c| c.holder_id.clone());
+        if !lease.safety_paused {
+            lease.safety_paused = true;
+            events.push(LeaseEvent::new("paused", seat, &holder, epoch).with("reason", reason));
+        }
+        if !lease.pause_reasons.iter().any(|r| r == reason) {
+            lease.pause_reasons.push(reason.to_owned());
+        }
+        Granted { epoch, events, implicit_claim: false }
+    }
+
+    /// A dispatch on a live claim: use renews first, then the op's effect.
+    fn apply_live(
+        lease: &mut SeatLease,
+        seat: &str,
+        op: &LeaseOp,
+        now: i64,
+        mut events: Vec<LeaseEvent>,
+    ) -> Result<Granted, LeaseError> {
+        let claim = lease.current.clone().expect("a live claim exists");
+        let epoch = claim.epoch;
+        match op {
+            LeaseOp::Act => {
+                if lease.safety_paused {
+                    let reasons = lease.pause_reasons.clone();
+                    return Err(LeaseError::Paused { seat: seat.to_owned(), reasons, events });
+                }
+                Self::slide(lease, now);
+            }
+            LeaseOp::Renew | LeaseOp::Heartbeat => Self::slide(lease, now),
+            LeaseOp::Pause(reason) => {
+                Self::slide(lease, now);
+                return Ok(Self::pause_seat(lease, seat, reason, epoch, events));
+            }
+            LeaseOp::Resume => {
+                Self::slide(lease, now);
+                if lease.safety_paused {
+                    lease.safety_paused = false;
+                    lease.pause_reasons.clear();
+                    events.push(LeaseEvent::new("resumed", seat, &claim.holder_id, epoch));
+                }
+            }
+            LeaseOp::Stop(_) => Self::slide(lease, now),
+        }
+        Ok(Granted { epoch, events, implicit_claim: false })
+    }
+
+    /// A free pause of `seat` (operator, superseded holders): no renewal.
+    pub fn pause_free(&mut self, seat: &str, reason: &str) -> Vec<LeaseEvent> {
+        if self.revoked.is_some() {
+            return Vec::new();
+        }
+        let lease = self.seat(seat);
+        let epoch = lease.current.as_ref().map_or(0, |c| c.epoch);
+        Self::pause_seat(lease, seat, reason, epoch, Vec::new()).events
+    }
+
+    /// Revoke the session (stop, emergency stop, game failure). Final.
+    pub fn revoke(&mut self, reason: &str, by: &str) -> Option<LeaseEvent> {
+        if self.revoked.is_some() {
+            return None;
+        }
+        self.revoked = Some(reason.to_owned());
+        let mut record = Map::new();
+        record.insert("event".into(), "revoked".into());
+        record.insert("reason".into(), reason.into());
+        record.insert("by".into(), by.into());
+        Some(LeaseEvent { record })
+    }
+
+    /// The caller-facing description of `seat`'s claim (`GET /lease`).
+    pub fn describe(&self, seat: &str, presented: &Presented, now: i64) -> Value {
+        let mut out = Map::new();
+        out.insert("seat".into(), seat.into());
+        let lease = self.seats.get(seat);
+        let current = lease.and_then(|l| l.current.as_ref());
+        let superseded = match (&presented.token_hash, lease) {
+            (Some(hash), Some(l)) => l.superseded.contains_key(hash),
+            _ => false,
+        };
+        let state = if self.revoked.is_some() {
+            Some(ClaimState::Revoked)
+        } else if superseded {
+            Some(ClaimState::Superseded)
+        } else {
+            self.state(seat, now)
+        };
+        out.insert("state".into(), state.map_or(Value::Null, |s| s.as_str().into()));
+        if let Some(claim) = current {
+            out.insert("epoch".into(), claim.epoch.into());
+            out.insert("expiresAt".into(), claim.expires_at.into());
+            out.insert("durationMs".into(), claim.duration_ms.into());
+            out.insert("holderId".into(), claim.holder_id.clone().into());
+        }
+        out.insert(
+            "pauseReasons".into(),
+            Value::Array(lease.map(|l| l.pause_reasons.iter().map(Value::from).collect()).unwrap_or_default()),
+        );
+        if let Some(reason) = &self.revoked {
+            out.insert("revokedReason".into(), reason.clone().into());
+        }
+        Value::Object(out)
+    }
+}

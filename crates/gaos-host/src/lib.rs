@@ -1,0 +1,39 @@
+//! The durable authoritative GAOS host.
+//!
+//! One single-writer actor per live session owns its kernel and runs the host
+//! lane: prepare → persist (group-committed SQLite, `synchronous=FULL`) →
+//! commit → publish. Sessions are rehydrated from their persisted events
+//! after a restart. The HTTP API serves the five `gaos.ticks` v1 routes
+//! (create, observe, act, attach, finalize) and host routes (credentials,
+//! streams, snapshots, replays, transcripts, health, metrics, OpenAPI).
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), String> {
+//! let options = gaos_host::serve::ServeOptions {
+//!     data_dir: "./gaos-data".into(),
+//!     listen: "127.0.0.1:8899".into(),
+//!     host: gaos_host::host::HostOptions::default(),
+//! };
+//! gaos_host::serve::serve(options, async { let _ = tokio::signal::ctrl_c().await; }).await
+//! # }
+//! ```
+
+pub mod actor;
+pub mod auth;
+pub mod clock;
+pub mod config;
+pub mod envelope;
+pub mod error;
+pub mod handle;
+pub mod host;
+pub mod http;
+pub mod lease;
+pub mod metrics;
+pub mod openapi;
+pub mod serve;
+pub mod sqlite;
+pub mod store;
+pub mod writer;
+
+pub use error::HostError;
+pub use host::{Host, HostOptions};

@@ -1,0 +1,56 @@
+//! `gaos serve`: open the data directory, rehydrate sessions, serve HTTP.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::auth::{OperatorTokenSource, operator_token};
+use crate::host::{Host, HostOptions};
+
+/// Settings of `gaos serve`.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    pub data_dir: PathBuf,
+    pub listen: String,
+    pub host: HostOptions,
+}
+
+/// Run the host until `shutdown` resolves.
+pub async fn serve(
+    options: ServeOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), String> {
+    std::fs::create_dir_all(&options.data_dir)
+        .map_err(|e| format!("cannot create the data directory {}: {e}", options.data_dir.display()))?;
+    let (token, source) = operator_token(&options.data_dir)
+        .map_err(|e| format!("cannot read or create the operator token in {}: {e}", options.data_dir.display()))?;
+    let db_path = options.data_dir.join("gaos.sqlite3");
+    let (writer, reader) =
+        crate::sqlite::open(&db_path).map_err(|e| format!("cannot open {}: {e}", db_path.display()))?;
+    let (host, report) = Host::open(Box::new(writer), Arc::new(reader), &token, options.host.clone())
+        .await
+        .map_err(|e| format!("cannot start the host: {e}"))?;
+    for (id, why) in &report.failed {
+        tracing::error!(session = %id, reason = %why, "session could not be rehydrated");
+    }
+    let listener = tokio::net::TcpListener::bind(&options.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", options.listen))?;
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    println!("gaos serve: listening on http://{address}");
+    println!("gaos serve: data in {} (SQLite, WAL, synchronous=FULL)", db_path.display());
+    println!("gaos serve: rehydrated {} active session(s), {} failed", report.loaded.len(), report.failed.len());
+    match source {
+        OperatorTokenSource::Environment => println!("gaos serve: operator token from GAOS_OPERATOR_TOKEN"),
+        OperatorTokenSource::File(path) => println!("gaos serve: operator token in {} (mode 0600)", path.display()),
+        OperatorTokenSource::Created(path) => {
+            println!("gaos serve: created an operator token in {} (mode 0600)", path.display());
+            println!(
+                "gaos serve: create a session with:\n  curl -s -X POST http://{address}/v1/sessions \\\n    -H \"Authorization: Bearer $(cat {})\" -H 'content-type: application/json' \\\n    -d '{{\"game\":\"conformance/hilo\"}}'",
+                path.display()
+            );
+        }
+    }
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    axum::serve(listener, crate::http::router(host)).with_graceful_shutdown(shutdown).await.map_err(|e| e.to_string())
+}

@@ -1,0 +1,478 @@
+//! The embedded default store: SQLite in WAL mode with `synchronous=FULL`.
+//!
+//! One write connection (on the writer thread) commits groups of batches;
+//! the WAL is fsynced before any caller is answered: by the commit itself,
+//! or, pipelined ([`StoreWriter::deferred_sync`]), by the writer's syncer
+//! thread while the next group is being applied. Checkpoints
+//! (copying the WAL back into the database file) run on a separate
+//! checkpointer thread with its own connection, so the writer never stalls
+//! on them; see [`Checkpointer`].
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::store::{
+    CredentialRecord, SessionRecord, SessionStatus, StoreError, StoreReader, StoreSync, StoreWriter, StoredAnswer,
+    StoredEvent, WriteBatch, WriteOp,
+};
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    game_id TEXT NOT NULL,
+    created_at_ms INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    config TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    epoch INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    event_id TEXT NOT NULL,
+    transition_revision INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS answers (
+    session_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    key TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    request TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (session_id, kind, key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS credentials (
+    token_hash TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    role TEXT NOT NULL,
+    seat TEXT,
+    issued_at_ms INTEGER NOT NULL,
+    revoked INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS session_state (
+    session_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (session_id, key)
+) WITHOUT ROWID;
+";
+
+fn backend(e: rusqlite::Error) -> StoreError {
+    StoreError::Backend(e.to_string())
+}
+
+/// Event ids are positional (`<session>:<revision>:<i>`), so the primary key
+/// (session, seq) already identifies an event; a second unique index on
+/// (session, event id) cost one more b-tree page per session per commit.
+/// Databases created before it was dropped lose it on open.
+const MIGRATIONS: &str = "DROP INDEX IF EXISTS events_by_id;";
+
+/// Page cache of the write connection, in KiB (SQLite's default is 2 MiB).
+/// Every group commit touches the hot leaf pages of each busy session in
+/// three b-trees (events, event ids, answers); with the default cache those
+/// pages were spilled to the WAL mid-transaction and read back, several
+/// times per commit. 128 MiB keeps the hot set of thousands of sessions.
+const WRITER_CACHE_KIB: i64 = 128 * 1024;
+
+fn configure(conn: &Connection) -> Result<(), StoreError> {
+    conn.pragma_update(None, "journal_mode", "WAL").map_err(backend)?;
+    conn.pragma_update(None, "synchronous", "FULL").map_err(backend)?;
+    conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(backend)?;
+    Ok(())
+}
+
+/// Open (and create) the database file, returning the writer and a reader.
+pub fn open(path: &Path) -> Result<(SqliteWriter, SqliteReader), StoreError> {
+    let conn = Connection::open(path).map_err(backend)?;
+    configure(&conn)?;
+    conn.pragma_update(None, "cache_size", -WRITER_CACHE_KIB).map_err(backend)?;
+    // Checkpoints belong to the checkpointer thread, never to a commit.
+    conn.pragma_update(None, "wal_autocheckpoint", 0).map_err(backend)?;
+    conn.set_prepared_statement_cache_capacity(32);
+    conn.execute_batch(SCHEMA).map_err(backend)?;
+    conn.execute_batch(MIGRATIONS).map_err(backend)?;
+    let checkpointer = Checkpointer::spawn(path)?;
+    let reader = SqliteReader { path: path.to_path_buf(), pool: Mutex::new(Vec::new()) };
+    Ok((SqliteWriter { conn, path: path.to_path_buf(), _checkpointer: checkpointer }, reader))
+}
+
+/// The write connection (lives on the writer thread).
+pub struct SqliteWriter {
+    conn: Connection,
+    /// The database file (its WAL is `<path>-wal`).
+    path: PathBuf,
+    _checkpointer: Checkpointer,
+}
+
+/// `<db>-wal`, where SQLite keeps the write-ahead log of `db`.
+fn wal_path(db: &Path) -> PathBuf {
+    let mut wal = db.as_os_str().to_owned();
+    wal.push("-wal");
+    PathBuf::from(wal)
+}
+
+/// Makes the WAL durable: `fdatasync` on the WAL file flushes every frame
+/// written to it so far, whichever connection wrote it.
+struct WalSync {
+    wal: std::fs::File,
+    path: PathBuf,
+}
+
+impl StoreSync for WalSync {
+    fn sync(&mut self) -> Result<(), StoreError> {
+        self.wal.sync_data().map_err(|e| StoreError::Backend(format!("fdatasync of {} failed: {e}", self.path.display())))
+    }
+}
+
+/// How often the checkpointer copies committed WAL frames into the database.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(100);
+/// WAL size (frames = pages) beyond which the checkpointer also restarts the
+/// WAL from its beginning, briefly holding off the writer. Passive
+/// checkpoints never wait for the writer, so under sustained writes they
+/// rarely catch up completely and the WAL would otherwise only grow.
+const WAL_RESTART_FRAMES: i64 = 16 * 1024;
+
+/// A thread with its own connection that checkpoints the WAL in the
+/// background: `PASSIVE` every [`CHECKPOINT_EVERY`] (concurrent with the
+/// writer, which keeps appending), `RESTART` once the WAL holds more than
+/// [`WAL_RESTART_FRAMES`] frames. Commits stay durable on their own (each
+/// fsyncs the WAL); checkpoints only bound the WAL's size. Stops when the
+/// [`SqliteWriter`] is dropped.
+struct Checkpointer {
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Checkpointer {
+    fn spawn(path: &Path) -> Result<Checkpointer, StoreError> {
+        let conn = Connection::open(path).map_err(backend)?;
+        configure(&conn)?;
+        let (stop, stopped) = mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("gaos-checkpoint".into())
+            .spawn(move || {
+                while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(CHECKPOINT_EVERY) {
+                    if let Err(e) = checkpoint(&conn) {
+                        tracing::warn!(error = %e, "a background WAL checkpoint failed; it is retried");
+                    }
+                }
+            })
+            .map_err(|e| StoreError::Backend(format!("cannot start the checkpointer thread: {e}")))?;
+        Ok(Checkpointer { stop: Some(stop), thread: Some(thread) })
+    }
+}
+
+/// One checkpoint round: passive, then a restart when the WAL is large.
+fn checkpoint(conn: &Connection) -> rusqlite::Result<()> {
+    let (_, wal_frames, _): (i64, i64, i64) =
+        conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?;
+    if wal_frames > WAL_RESTART_FRAMES {
+        conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(()))?;
+    }
+    Ok(())
+}
+
+impl Drop for Checkpointer {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn apply_op(tx: &Connection, op: &WriteOp) -> Result<(), StoreError> {
+    match op {
+        WriteOp::CreateSession(r) => {
+            let inserted = tx
+                .execute(
+                    "INSERT OR IGNORE INTO sessions (id, game_id, created_at_ms, status, config, owner, epoch)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    params![r.id, r.game_id, r.created_at_ms, r.status.as_str(), r.config, r.owner, r.epoch],
+                )
+                .map_err(backend)?;
+            if inserted == 0 {
+                let existing: Option<String> = tx
+                    .query_row("SELECT config FROM sessions WHERE id = ?1", params![r.id], |row| row.get(0))
+                    .optional()
+                    .map_err(backend)?;
+                if existing.as_deref() != Some(r.config.as_str()) {
+                    return Err(StoreError::Conflict(format!("session {} already exists", r.id)));
+                }
+            }
+        }
+        WriteOp::SetStatus { session_id, status } => {
+            tx.execute("UPDATE sessions SET status = ?2 WHERE id = ?1", params![session_id, status.as_str()])
+                .map_err(backend)?;
+        }
+        WriteOp::Events { session_id, events } => {
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT OR IGNORE INTO events (session_id, seq, event_id, transition_revision, body)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                )
+                .map_err(backend)?;
+            for e in events {
+                let n = insert
+                    .execute(params![session_id, e.seq as i64, e.event_id, e.transition_revision as i64, e.body])
+                    .map_err(backend)?;
+                if n == 0 {
+                    // The position is taken: the same event again is a no-op.
+                    let (event_id, body): (String, String) = tx
+                        .prepare_cached("SELECT event_id, body FROM events WHERE session_id = ?1 AND seq = ?2")
+                        .and_then(|mut select| {
+                            select.query_row(params![session_id, e.seq as i64], |row| Ok((row.get(0)?, row.get(1)?)))
+                        })
+                        .map_err(backend)?;
+                    if event_id != e.event_id {
+                        return Err(StoreError::Conflict(format!(
+                            "position {} of session {session_id} holds another event ({event_id}, not {})",
+                            e.seq, e.event_id
+                        )));
+                    }
+                    if body != e.body {
+                        return Err(StoreError::Conflict(format!(
+                            "event {} is already stored with other content",
+                            e.event_id
+                        )));
+                    }
+                }
+            }
+        }
+        WriteOp::Answer(a) => {
+            let n = tx
+                .prepare_cached(
+                    "INSERT OR IGNORE INTO answers (session_id, kind, key, status, request, body)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )
+                .and_then(|mut insert| {
+                    insert.execute(params![a.session_id, a.kind, a.key, a.status, a.request, a.body])
+                })
+                .map_err(backend)?;
+            if n == 0 {
+                let existing: (String, String) = tx
+                    .query_row(
+                        "SELECT request, body FROM answers WHERE session_id = ?1 AND kind = ?2 AND key = ?3",
+                        params![a.session_id, a.kind, a.key],
+                        |row| Ok((row.get(0)?, row.get(1)?)),
+                    )
+                    .map_err(backend)?;
+                if existing != (a.request.clone(), a.body.clone()) {
+                    return Err(StoreError::Conflict(format!("{} answer {} is already stored", a.kind, a.key)));
+                }
+            }
+        }
+        WriteOp::Credential(c) => {
+            tx.execute(
+                "INSERT INTO credentials (token_hash, session_id, role, seat, issued_at_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![c.token_hash, c.session_id, c.role, c.seat, c.issued_at_ms],
+            )
+            .map_err(backend)?;
+        }
+        WriteOp::RevokeSeatCredentials { session_id, seat } => {
+            tx.execute(
+                "UPDATE credentials SET revoked = 1 WHERE session_id = ?1 AND role = 'seat' AND seat = ?2",
+                params![session_id, seat],
+            )
+            .map_err(backend)?;
+        }
+        WriteOp::SessionState { session_id, key, value } => {
+            tx.execute(
+                "INSERT INTO session_state (session_id, key, value) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value",
+                params![session_id, key, value],
+            )
+            .map_err(backend)?;
+        }
+    }
+    Ok(())
+}
+
+/// Run one cached statement without parameters (transaction control: the
+/// writer runs several per batch, so they are parsed once, not per batch).
+fn run_cached(conn: &Connection, sql: &str) -> Result<(), StoreError> {
+    conn.prepare_cached(sql).and_then(|mut statement| statement.execute([])).map(|_| ()).map_err(backend)
+}
+
+impl StoreWriter for SqliteWriter {
+    /// Commits stop syncing (`synchronous=NORMAL`: in WAL mode a commit then
+    /// writes its frames without fsync, and SQLite still syncs around its own
+    /// checkpoints and WAL resets); the returned [`WalSync`] syncs the WAL
+    /// file instead, once for every group applied before it. A frame is on
+    /// disk after that sync, so its transaction survives a crash or power
+    /// loss (recovery replays the WAL up to the last synced commit). The WAL
+    /// file stays the same file for the life of this connection: SQLite
+    /// deletes it only when the last connection closes, and RESTART
+    /// checkpoints rewrite it in place.
+    fn deferred_sync(&mut self) -> Result<Option<Box<dyn StoreSync>>, StoreError> {
+        // Make sure the WAL file exists before opening it.
+        run_cached(&self.conn, "BEGIN IMMEDIATE")?;
+        run_cached(&self.conn, "COMMIT")?;
+        let path = wal_path(&self.path);
+        let wal = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(|e| StoreError::Backend(format!("cannot open the WAL {} to sync it: {e}", path.display())))?;
+        self.conn.pragma_update(None, "synchronous", "NORMAL").map_err(backend)?;
+        Ok(Some(Box::new(WalSync { wal, path })))
+    }
+
+    fn apply_group(&mut self, batches: &[WriteBatch]) -> Vec<Result<(), StoreError>> {
+        let mut results: Vec<Result<(), StoreError>> = Vec::with_capacity(batches.len());
+        if let Err(err) = run_cached(&self.conn, "BEGIN IMMEDIATE") {
+            return batches.iter().map(|_| Err(err.clone())).collect();
+        }
+        for batch in batches {
+            let outcome = (|| {
+                run_cached(&self.conn, "SAVEPOINT batch")?;
+                for op in &batch.ops {
+                    if let Err(e) = apply_op(&self.conn, op) {
+                        run_cached(&self.conn, "ROLLBACK TO batch")?;
+                        run_cached(&self.conn, "RELEASE batch")?;
+                        return Err(e);
+                    }
+                }
+                run_cached(&self.conn, "RELEASE batch")
+            })();
+            results.push(outcome);
+        }
+        if let Err(err) = run_cached(&self.conn, "COMMIT") {
+            let _ = self.conn.execute_batch("ROLLBACK");
+            return batches.iter().map(|_| Err(err.clone())).collect();
+        }
+        results
+    }
+}
+
+/// Read connections (a small pool; WAL lets them run beside the writer).
+pub struct SqliteReader {
+    path: PathBuf,
+    pool: Mutex<Vec<Connection>>,
+}
+
+impl SqliteReader {
+    fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, StoreError> {
+        let conn = match self.pool.lock().map_err(|_| StoreError::Backend("reader pool poisoned".into()))?.pop() {
+            Some(conn) => conn,
+            None => {
+                let conn = Connection::open(&self.path).map_err(backend)?;
+                conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(backend)?;
+                conn
+            }
+        };
+        let result = f(&conn).map_err(backend);
+        if let Ok(mut pool) = self.pool.lock()
+            && pool.len() < 4
+        {
+            pool.push(conn);
+        }
+        result
+    }
+}
+
+fn session_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRecord> {
+    let status: String = row.get(3)?;
+    Ok(SessionRecord {
+        id: row.get(0)?,
+        game_id: row.get(1)?,
+        created_at_ms: row.get(2)?,
+        status: SessionStatus::parse(&status).unwrap_or(SessionStatus::Active),
+        config: row.get(4)?,
+        owner: row.get(5)?,
+        epoch: row.get(6)?,
+    })
+}
+
+impl StoreReader for SqliteReader {
+    fn list_sessions(&self, status: Option<SessionStatus>) -> Result<Vec<SessionRecord>, StoreError> {
+        self.with(|conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT id, game_id, created_at_ms, status, config, owner, epoch FROM sessions
+                 WHERE ?1 IS NULL OR status = ?1 ORDER BY created_at_ms, id",
+            )?;
+            let rows = stmt.query_map(params![status.map(SessionStatus::as_str)], session_row)?;
+            rows.collect()
+        })
+    }
+
+    fn load_session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
+        self.with(|conn| {
+            conn.query_row(
+                "SELECT id, game_id, created_at_ms, status, config, owner, epoch FROM sessions WHERE id = ?1",
+                params![id],
+                session_row,
+            )
+            .optional()
+        })
+    }
+
+    fn load_events(&self, id: &str) -> Result<Vec<StoredEvent>, StoreError> {
+        self.with(|conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT seq, event_id, transition_revision, body FROM events WHERE session_id = ?1 ORDER BY seq",
+            )?;
+            let rows = stmt.query_map(params![id], |row| {
+                Ok(StoredEvent {
+                    seq: row.get::<_, i64>(0)? as u64,
+                    event_id: row.get(1)?,
+                    transition_revision: row.get::<_, i64>(2)? as u64,
+                    body: row.get(3)?,
+                })
+            })?;
+            rows.collect()
+        })
+    }
+
+    fn load_answers(&self, id: &str) -> Result<Vec<StoredAnswer>, StoreError> {
+        self.with(|conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT session_id, kind, key, status, request, body FROM answers WHERE session_id = ?1",
+            )?;
+            let rows = stmt.query_map(params![id], |row| {
+                Ok(StoredAnswer {
+                    session_id: row.get(0)?,
+                    kind: row.get(1)?,
+                    key: row.get(2)?,
+                    status: row.get(3)?,
+                    request: row.get(4)?,
+                    body: row.get(5)?,
+                })
+            })?;
+            rows.collect()
+        })
+    }
+
+    fn load_credentials(&self) -> Result<Vec<CredentialRecord>, StoreError> {
+        self.with(|conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT token_hash, session_id, role, seat, issued_at_ms FROM credentials WHERE revoked = 0",
+            )?;
+            let rows = stmt.query_map([], |row| {
+                Ok(CredentialRecord {
+                    token_hash: row.get(0)?,
+                    session_id: row.get(1)?,
+                    role: row.get(2)?,
+                    seat: row.get(3)?,
+                    issued_at_ms: row.get(4)?,
+                })
+            })?;
+            rows.collect()
+        })
+    }
+
+    fn load_session_state(&self, id: &str) -> Result<Vec<(String, String)>, StoreError> {
+        self.with(|conn| {
+            let mut stmt = conn.prepare_cached("SELECT key, value FROM session_state WHERE session_id = ?1")?;
+            let rows = stmt.query_map(params![id], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            rows.collect()
+        })
+    }
+}

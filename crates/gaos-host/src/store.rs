@@ -1,0 +1,184 @@
+//! Durable storage behind one interface.
+//!
+//! Writes are [`WriteBatch`]es: each batch is atomic, and batches from many
+//! sessions are group-committed by [`crate::writer::Writer`] (one fsync per
+//! group, not per request). Events are idempotent by event id: writing the
+//! same id with the same bytes again is a no-op, with different bytes a
+//! [`StoreError::Conflict`].
+//!
+//! Every session row carries an `owner` and an `epoch`: a single-node SQLite
+//! host owns everything; a multi-node backend (PostgreSQL) fences writers by
+//! refusing batches whose epoch is older than the row's.
+
+use thiserror::Error;
+
+/// Storage failures.
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
+pub enum StoreError {
+    /// The write contradicts what is stored (same event id, other bytes).
+    #[error("storage conflict: {0}")]
+    Conflict(String),
+    /// The backend failed (disk, database); nothing of the batch was written.
+    #[error("storage failure: {0}")]
+    Backend(String),
+}
+
+/// Lifecycle status of a stored session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SessionStatus {
+    Active,
+    Terminal,
+    Finalized,
+    Revoked,
+}
+
+impl SessionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionStatus::Active => "active",
+            SessionStatus::Terminal => "terminal",
+            SessionStatus::Finalized => "finalized",
+            SessionStatus::Revoked => "revoked",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "active" => SessionStatus::Active,
+            "terminal" => SessionStatus::Terminal,
+            "finalized" => SessionStatus::Finalized,
+            "revoked" => SessionStatus::Revoked,
+            _ => return None,
+        })
+    }
+}
+
+/// A session row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionRecord {
+    pub id: String,
+    pub game_id: String,
+    pub created_at_ms: i64,
+    pub status: SessionStatus,
+    /// Canonical JSON of the session's host configuration.
+    pub config: String,
+    pub owner: String,
+    pub epoch: i64,
+}
+
+/// One persisted event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredEvent {
+    /// Position in the transcript, from 0.
+    pub seq: u64,
+    pub event_id: String,
+    pub transition_revision: u64,
+    /// Canonical JSON of the event.
+    pub body: String,
+}
+
+/// A credential row (only the token's SHA-256 is stored).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CredentialRecord {
+    pub token_hash: String,
+    pub session_id: String,
+    /// `seat` or `spectator`.
+    pub role: String,
+    pub seat: Option<String>,
+    pub issued_at_ms: i64,
+}
+
+/// A stored answer to replay byte for byte (acts, attaches, finalize).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredAnswer {
+    pub session_id: String,
+    /// `act`, `attach` or `finalize`.
+    pub kind: String,
+    /// Identity of the request within its kind (seat + submission id,
+    /// request id, ...).
+    pub key: String,
+    pub status: u16,
+    /// Canonical JSON of the request (to detect changed retries).
+    pub request: String,
+    /// Canonical JSON of the answer.
+    pub body: String,
+}
+
+/// One write of a batch.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WriteOp {
+    CreateSession(SessionRecord),
+    SetStatus {
+        session_id: String,
+        status: SessionStatus,
+    },
+    Events {
+        session_id: String,
+        events: Vec<StoredEvent>,
+    },
+    Answer(StoredAnswer),
+    Credential(CredentialRecord),
+    /// Revoke every credential of a session's seat (token reissue).
+    RevokeSeatCredentials {
+        session_id: String,
+        seat: String,
+    },
+    /// Generic per-session key/value state (leases, counters).
+    SessionState {
+        session_id: String,
+        key: String,
+        value: String,
+    },
+}
+
+/// An atomic group of writes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WriteBatch {
+    pub ops: Vec<WriteOp>,
+}
+
+impl WriteBatch {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn push(&mut self, op: WriteOp) -> &mut Self {
+        self.ops.push(op);
+        self
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+}
+
+/// The write side, owned by the writer thread.
+pub trait StoreWriter: Send {
+    /// Apply batches in one durable transaction; one result per batch. A
+    /// failing batch leaves no trace and does not fail the others.
+    fn apply_group(&mut self, batches: &[WriteBatch]) -> Vec<Result<(), StoreError>>;
+
+    /// Opt in to pipelined group commit. When this returns a [`StoreSync`],
+    /// `apply_group` from then on commits *without* waiting for the disk,
+    /// and a group is durable only once a [`StoreSync::sync`] that started
+    /// after its `apply_group` returned has succeeded; the writer answers
+    /// callers only then. The default (`None`) keeps every `apply_group`
+    /// durable on its own.
+    fn deferred_sync(&mut self) -> Result<Option<Box<dyn StoreSync>>, StoreError> {
+        Ok(None)
+    }
+}
+
+/// Makes every group applied so far durable (see [`StoreWriter::deferred_sync`]);
+/// runs on its own thread, beside the next `apply_group`.
+pub trait StoreSync: Send {
+    fn sync(&mut self) -> Result<(), StoreError>;
+}
+
+/// The read side (blocking; call from `spawn_blocking`).
+pub trait StoreReader: Send + Sync {
+    fn list_sessions(&self, status: Option<SessionStatus>) -> Result<Vec<SessionRecord>, StoreError>;
+    fn load_session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError>;
+    fn load_events(&self, id: &str) -> Result<Vec<StoredEvent>, StoreError>;
+    fn load_answers(&self, id: &str) -> Result<Vec<StoredAnswer>, StoreError>;
+    fn load_credentials(&self) -> Result<Vec<CredentialRecord>, StoreError>;
+    fn load_session_state(&self, id: &str) -> Result<Vec<(String, String)>, StoreError>;
+}

@@ -1,0 +1,95 @@
+//! A submission that completes a turns window is persisted in two steps: the
+//! ingest, then the resolution that carries the stored answer. When the
+//! second step fails (here: an injected storage failure; in production: a
+//! crash or a full disk), the client's exact retry must still resolve the
+//! window, and every later retry must get the same bytes as that answer.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use gaos_host::auth::Caller;
+use gaos_host::lease::Presented;
+use gaos_host::sqlite::SqliteWriter;
+use gaos_host::store::{StoreError, StoreWriter, WriteBatch, WriteOp};
+use gaos_host::{Host, HostOptions};
+use gaos_json::Value;
+use gaos_testkit::server::TempDir;
+
+/// Once armed, fails every batch that persists a resolution.
+struct FailResolutions {
+    inner: SqliteWriter,
+    armed: Arc<AtomicBool>,
+}
+
+fn resolves(batch: &WriteBatch) -> bool {
+    batch.ops.iter().any(|op| match op {
+        WriteOp::Events { events, .. } => events.iter().any(|e| e.body.contains(r#""kind":"resolution""#)),
+        _ => false,
+    })
+}
+
+impl StoreWriter for FailResolutions {
+    fn apply_group(&mut self, batches: &[WriteBatch]) -> Vec<Result<(), StoreError>> {
+        if !self.armed.load(Ordering::SeqCst) {
+            return self.inner.apply_group(batches);
+        }
+        let kept: Vec<WriteBatch> = batches.iter().filter(|b| !resolves(b)).cloned().collect();
+        let mut applied = self.inner.apply_group(&kept).into_iter();
+        batches
+            .iter()
+            .map(|b| {
+                if resolves(b) {
+                    Err(StoreError::Backend("injected failure".into()))
+                } else {
+                    applied.next().expect("one result per kept batch")
+                }
+            })
+            .collect()
+    }
+}
+
+fn json(text: &str) -> Value {
+    gaos_json::parse(text).expect("test JSON")
+}
+
+fn submission(session: &str, revision: u64, seat: &str, n: u64) -> Value {
+    json(&format!(
+        r#"{{"protocol":"gaos.ticks","protocolVersion":"1.0","sessionId":"{session}","tickId":"{session}:{revision}",
+            "revision":{revision},"participantId":"{seat}","submissionId":"{seat}:{revision}","command":{{"n":{n}}}}}"#
+    ))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_after_a_failed_resolution_resolves_the_window_and_its_answer_sticks() {
+    let dir = TempDir::new("gaos-answer-durability");
+    let (writer, reader) = gaos_host::sqlite::open(&dir.path().join("gaos.sqlite3")).expect("a database");
+    let armed = Arc::new(AtomicBool::new(false));
+    let store = FailResolutions { inner: writer, armed: Arc::clone(&armed) };
+    let (host, _) =
+        Host::open(Box::new(store), Arc::new(reader), "operator", HostOptions::default()).await.expect("a host");
+    let created = host.create(&Caller::Operator, json(r#"{"game":"conformance/counter"}"#)).await.expect("created");
+    let id = json(&created.body).get("sessionId").and_then(Value::as_str).expect("sessionId").to_owned();
+    let seat = |s: &str| Caller::Seat { session_id: id.clone(), seat: s.into() };
+
+    let first = host.act(&seat("a"), &id, Presented::default(), submission(&id, 0, "a", 1)).await.expect("a acts");
+    assert_eq!(first.status, 202);
+    armed.store(true, Ordering::SeqCst);
+    let failed = host.act(&seat("b"), &id, Presented::default(), submission(&id, 0, "b", 2)).await;
+    assert_eq!(failed.expect_err("the resolution cannot be persisted").status.as_u16(), 503);
+    armed.store(false, Ordering::SeqCst);
+
+    // b's ingest is durable; its exact retry resolves the window.
+    let retry = host.act(&seat("b"), &id, Presented::default(), submission(&id, 0, "b", 2)).await.expect("retry");
+    let answer = json(&retry.body);
+    assert_eq!(retry.status, 200, "{}", retry.body);
+    assert_eq!(answer.get("revision").and_then(Value::as_u64), Some(1), "the window resolved: {}", retry.body);
+    assert_eq!(answer.get("tick").and_then(|t| t.get("total")).and_then(Value::as_u64), Some(3));
+    for _ in 0..2 {
+        let again = host.act(&seat("b"), &id, Presented::default(), submission(&id, 0, "b", 2)).await.expect("again");
+        assert_eq!(again, retry, "every later retry returns the same bytes");
+    }
+    let transcript = host.transcript(&Caller::Operator, &id).await.expect("transcript");
+    assert_eq!(transcript.matches(r#""kind":"resolution""#).count(), 1, "resolved exactly once");
+    let next = host.act(&seat("a"), &id, Presented::default(), submission(&id, 1, "a", 1)).await.expect("round 2");
+    assert_eq!(next.status, 202, "the session plays on: {}", next.body);
+}

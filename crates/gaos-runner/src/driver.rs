@@ -1,0 +1,105 @@
+//! [`AgentDriver`]: whatever decides a seat's next command — a person, a
+//! model, a script, a random policy. The runner asks it once per decision and
+//! submits its action unchanged (the runner never checks legality; the host
+//! does).
+
+use gaos_json::{Map, Value};
+
+use crate::error::DriverError;
+use crate::handle::BoxFuture;
+
+/// What a driver sees for one decision.
+#[derive(Debug, Clone, Copy)]
+pub struct DriverContext<'a> {
+    /// The seat's observation (`tick` of the envelope: on gaos-host the
+    /// seat's view plus `legalActions` and `done`).
+    pub observation: &'a Value,
+    /// `tick.legalActions` (empty when the host lists none).
+    pub legal_actions: &'a [Value],
+    /// Decisions made so far in this run (0 for the first).
+    pub step: u64,
+    /// The session.
+    pub session_id: &'a str,
+    /// The seat being driven.
+    pub seat: &'a str,
+}
+
+/// Tokens a model call used (summed over re-asks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+}
+
+impl std::ops::Add for Usage {
+    type Output = Usage;
+
+    /// The sum of two usages (saturating).
+    fn add(self, other: Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens.saturating_add(other.input_tokens),
+            output_tokens: self.output_tokens.saturating_add(other.output_tokens),
+        }
+    }
+}
+
+/// One decision: the command to submit and what the driver says about it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Decision {
+    /// The command, submitted as is.
+    pub action: Value,
+    /// Why (a model's stated reasoning), when the driver has one.
+    pub reasoning: Option<String>,
+    /// A message for people watching (chat text, coach note).
+    pub message: Option<String>,
+    /// Tokens used, for model drivers.
+    pub usage: Option<Usage>,
+}
+
+impl Decision {
+    /// A decision with only an action.
+    pub fn action(action: Value) -> Self {
+        Decision { action, ..Decision::default() }
+    }
+
+    /// The decision as JSON (`{action, reasoning?, message?, usage?: {inputTokens, outputTokens}}`),
+    /// e.g. for transcripts.
+    pub fn to_value(&self) -> Value {
+        let mut map = Map::new();
+        map.insert("action".into(), self.action.clone());
+        if let Some(reasoning) = &self.reasoning {
+            map.insert("reasoning".into(), reasoning.clone().into());
+        }
+        if let Some(message) = &self.message {
+            map.insert("message".into(), message.clone().into());
+        }
+        if let Some(usage) = self.usage {
+            let mut u = Map::new();
+            u.insert("inputTokens".into(), usage.input_tokens.into());
+            u.insert("outputTokens".into(), usage.output_tokens.into());
+            map.insert("usage".into(), Value::Object(u));
+        }
+        Value::Object(map)
+    }
+}
+
+/// Decides a seat's commands. `act` is async (a model call or a person may
+/// take minutes) and its future must be `Send`; the runner drops it when the
+/// run is cancelled.
+pub trait AgentDriver: Send {
+    /// A stable id (e.g. `random`, `openai:gpt-4o-mini`).
+    fn id(&self) -> &str;
+
+    /// A human-readable label.
+    fn label(&self) -> &str;
+
+    /// Forget conversation context. `run_session` calls it at the start of
+    /// a fresh-per-episode run and at every later episode transition; the
+    /// authoritative session is not touched.
+    fn reset(&mut self) {}
+
+    /// Decide the next command.
+    fn act<'a>(&'a mut self, context: DriverContext<'a>) -> BoxFuture<'a, Result<Decision, DriverError>>;
+}

@@ -1,0 +1,43 @@
+//! `random`: a uniformly random legal action, from a seeded `mulberry32`.
+
+use gaos_kernel::seed::Mulberry32;
+
+use crate::driver::{AgentDriver, Decision, DriverContext};
+use crate::error::DriverError;
+use crate::handle::BoxFuture;
+
+/// Picks `legal_actions[floor(draw × len)]` with `draw` from `mulberry32(seed)`,
+/// so the same seed and the same observations give the same commands.
+/// `reset` keeps the generator running (it is not conversation context).
+#[derive(Debug, Clone)]
+pub struct RandomDriver {
+    rng: Mulberry32,
+}
+
+impl RandomDriver {
+    /// A driver seeded with `seed`.
+    pub fn new(seed: u32) -> Self {
+        RandomDriver { rng: Mulberry32::new(seed) }
+    }
+}
+
+impl AgentDriver for RandomDriver {
+    fn id(&self) -> &str {
+        "random"
+    }
+
+    fn label(&self) -> &str {
+        "random legal action (seeded mulberry32)"
+    }
+
+    fn act<'a>(&'a mut self, context: DriverContext<'a>) -> BoxFuture<'a, Result<Decision, DriverError>> {
+        let legal = context.legal_actions;
+        let decision = if legal.is_empty() {
+            Err(DriverError::NoLegalActions)
+        } else {
+            let index = ((self.rng.next_f64() * legal.len() as f64) as usize).min(legal.len() - 1);
+            Ok(Decision::action(legal[index].clone()))
+        };
+        Box::pin(std::future::ready(decision))
+    }
+}

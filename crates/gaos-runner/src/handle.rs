@@ -1,0 +1,741 @@
+//! The one live-session handle of RFC-018 (lifecycle spec §4).
+//!
+//! [`SessionHandle`] is the object-safe contract every kind of play uses:
+//! normal, guided, autonomous, watched and headless benchmark play all go
+//! through `observe ↔ act → finalize → close`. [`LifecycleHandle`] implements
+//! its state machine once, over a [`SessionTransport`] (the wire operations
+//! of one host: in-process in `gaos-host`, HTTP in `gaos-client`), so every
+//! handle has the same states, errors, submission ids and finalize cache.
+//!
+//! States: `active → terminal → finalized`, and any state `→ closed`. A handle
+//! turns terminal when an envelope's `gaos.session.finalization` extension
+//! says `terminal` (or `finalized`); finalized after its own `finalize`.
+//!
+//! | call | active | terminal | finalized | closed |
+//! |---|---|---|---|---|
+//! | `observe` | yes | yes | `InvalidState` | `Closed` |
+//! | `act` | yes | `InvalidState` | `InvalidState` | `Closed` |
+//! | `finalize` | yes | yes | cached result (exact repeat) | `Closed` |
+//! | `close` | yes | yes | yes | no-op |
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use gaos_json::{Map, Value, canonical_json};
+use gaos_kernel::protocol::{PROTOCOL_ID, PROTOCOL_VERSION};
+use gaos_kernel::{CommandSubmission, SessionBinding, TickEnvelope};
+use serde::{Deserialize, Serialize};
+
+use crate::error::SessionError;
+use crate::observation::Observation;
+use crate::policy::{SessionControllerIdentity, SessionPolicy};
+use crate::receipts::AttachReceipt;
+
+/// A boxed, `Send` future: what the object-safe traits of this crate return.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// First pause of the default wait for a change (doubles per wait).
+pub const WAIT_BACKOFF_START: Duration = Duration::from_millis(5);
+/// Longest pause of the default wait for a change.
+pub const WAIT_BACKOFF_MAX: Duration = Duration::from_millis(250);
+
+/// The pause before looking again, after `attempt` consecutive waits that
+/// saw no change: 5 ms doubling to at most 250 ms.
+pub fn wait_backoff(attempt: u32) -> Duration {
+    WAIT_BACKOFF_START.saturating_mul(1u32 << attempt.min(16)).min(WAIT_BACKOFF_MAX)
+}
+
+/// Where a handle is in the session lifecycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HandleState {
+    /// The game runs; the seat may act.
+    Active,
+    /// The game ended; the session may be finalized.
+    Terminal,
+    /// This handle finalized the session.
+    Finalized,
+    /// The handle was closed (locally; the session is untouched).
+    Closed,
+}
+
+impl HandleState {
+    /// `active`, `terminal`, `finalized` or `closed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HandleState::Active => "active",
+            HandleState::Terminal => "terminal",
+            HandleState::Finalized => "finalized",
+            HandleState::Closed => "closed",
+        }
+    }
+}
+
+/// The live-session handle every kind of play uses (RFC-018 §5.2).
+///
+/// Object-safe: `Box<dyn SessionHandle>` and `&dyn SessionHandle` work, and
+/// every future is `Send`. All methods take `&self` (handles are internally
+/// synchronized), so one task may run a session while another closes it.
+pub trait SessionHandle: Send + Sync {
+    /// The session.
+    fn session_id(&self) -> &str;
+
+    /// The seat this handle acts for (the binding's `participantId`).
+    fn seat(&self) -> &str;
+
+    /// The policy the handle was created or attached under.
+    fn policy(&self) -> &SessionPolicy;
+
+    /// The handle's lifecycle state.
+    fn state(&self) -> HandleState;
+
+    /// The latest cursor this handle knows for its seat (what the next `act`
+    /// submits against). Persist it to resume after a restart.
+    fn binding(&self) -> SessionBinding;
+
+    /// The attach receipt this handle was attached with, if the host issued one.
+    fn receipt(&self) -> Option<AttachReceipt>;
+
+    /// The latest authoritative observation of the seat. Consumes an adopted
+    /// initial tick without a request; otherwise asks the host. Fails once
+    /// the handle is closed or finalized.
+    fn observe(&self) -> BoxFuture<'_, Result<Observation, SessionError>>;
+
+    /// Submit one command for the seat at the handle's cursor, with the
+    /// reference default submission id `"<seat>:<tickId>:<n>"`. Only while
+    /// active; drops an unconsumed initial tick.
+    fn act(&self, command: Value) -> BoxFuture<'_, Result<Observation, SessionError>>;
+
+    /// Finalize the session (any state but closed). The first result is
+    /// cached: an exact repeat returns it without a request, a different
+    /// request fails with [`SessionError::FinalizeConflict`].
+    fn finalize(&self, request: FinalizeRequest) -> BoxFuture<'_, Result<SessionResult, SessionError>>;
+
+    /// Release local resources. Idempotent; never touches the authoritative
+    /// session (no delete, finalize or abandon).
+    fn close(&self);
+
+    /// Wait until the session may have moved past `after_revision`, or a
+    /// bounded time passed (spurious returns are fine: the caller observes
+    /// again). `attempt` counts consecutive waits that saw no change. The
+    /// default sleeps [`wait_backoff`]`(attempt)`; a handle with a change
+    /// feed (the in-process one) returns as soon as something happens.
+    fn wait_for_change(&self, after_revision: u64, attempt: u32) -> BoxFuture<'_, Result<(), SessionError>> {
+        let _ = after_revision;
+        Box::pin(async move {
+            if self.state() == HandleState::Closed {
+                return Err(SessionError::Closed { session_id: self.session_id().to_owned() });
+            }
+            tokio::time::sleep(wait_backoff(attempt)).await;
+            Ok(())
+        })
+    }
+}
+
+/// The wire operations of one host for one seat's credentials. Implement it
+/// to give a new kind of host the full [`SessionHandle`] contract through
+/// [`LifecycleHandle`]; the state machine, cursors, submission ids and the
+/// finalize cache are not the transport's business.
+pub trait SessionTransport: Send + Sync {
+    /// `GET /v1/sessions/{id}/tick`: the seat's current envelope.
+    fn observe<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<Observation, SessionError>>;
+
+    /// `POST /v1/sessions/{id}/actions` with this exact submission. A
+    /// transport that holds a controller lease renews it on `lease_expired`
+    /// and resends the identical submission once (lease spec rule 8).
+    fn submit<'a>(&'a self, submission: &'a CommandSubmission) -> BoxFuture<'a, Result<Observation, SessionError>>;
+
+    /// `POST /v1/sessions/{id}/finalize` with this body; the answer as JSON.
+    fn finalize<'a>(&'a self, session_id: &'a str, request: &'a Value) -> BoxFuture<'a, Result<Value, SessionError>>;
+
+    /// See [`SessionHandle::wait_for_change`]; the default sleeps
+    /// [`wait_backoff`]`(attempt)`.
+    fn wait_for_change<'a>(
+        &'a self,
+        session_id: &'a str,
+        after_revision: u64,
+        attempt: u32,
+    ) -> BoxFuture<'a, Result<(), SessionError>> {
+        let _ = (session_id, after_revision);
+        Box::pin(async move {
+            tokio::time::sleep(wait_backoff(attempt)).await;
+            Ok(())
+        })
+    }
+
+    /// Release local resources (streams, connections). Called once by
+    /// [`SessionHandle::close`].
+    fn close(&self) {}
+}
+
+/// `SessionFinalizeRequest`: `{requestId, metadata?, extensions?}`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FinalizeRequest {
+    /// Idempotency key; `None` means the default `"finalize:<sessionId>"`.
+    pub request_id: Option<String>,
+    /// Product metadata, fixed by the first accepted finalize.
+    pub metadata: Option<Map>,
+    /// Product extensions.
+    pub extensions: Option<Map>,
+}
+
+impl FinalizeRequest {
+    /// A request with this id.
+    pub fn with_id(request_id: impl Into<String>) -> Self {
+        FinalizeRequest { request_id: Some(request_id.into()), ..FinalizeRequest::default() }
+    }
+
+    /// The request body for `session_id` (the default id filled in).
+    pub fn to_value(&self, session_id: &str) -> Value {
+        let mut map = Map::new();
+        let request_id = self.request_id.clone().unwrap_or_else(|| format!("finalize:{session_id}"));
+        map.insert("requestId".into(), request_id.into());
+        if let Some(metadata) = &self.metadata {
+            map.insert("metadata".into(), Value::Object(metadata.clone()));
+        }
+        if let Some(extensions) = &self.extensions {
+            map.insert("extensions".into(), Value::Object(extensions.clone()));
+        }
+        Value::Object(map)
+    }
+}
+
+/// `SessionAttachRequest`: `{requestId, participantId?, controller?, extensions?}`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AttachRequest {
+    /// Idempotency key: the same id at the same revision returns the same receipt.
+    pub request_id: String,
+    /// The seat to attach (the host checks it against the credentials).
+    pub participant_id: Option<String>,
+    /// The controller; must equal the session's pinned controller, if any.
+    pub controller: Option<SessionControllerIdentity>,
+    /// Product extensions.
+    pub extensions: Option<Map>,
+}
+
+impl AttachRequest {
+    /// A request with only its id.
+    pub fn new(request_id: impl Into<String>) -> Self {
+        AttachRequest { request_id: request_id.into(), ..AttachRequest::default() }
+    }
+
+    /// The request body.
+    pub fn to_value(&self) -> Value {
+        let mut map = Map::new();
+        map.insert("requestId".into(), self.request_id.clone().into());
+        if let Some(seat) = &self.participant_id {
+            map.insert("participantId".into(), seat.clone().into());
+        }
+        if let Some(controller) = &self.controller {
+            map.insert("controller".into(), controller.to_value());
+        }
+        if let Some(extensions) = &self.extensions {
+            map.insert("extensions".into(), Value::Object(extensions.clone()));
+        }
+        Value::Object(map)
+    }
+
+    /// Refuse a controller that differs from the policy's (the host would
+    /// refuse it too; the reference handle checks before sending).
+    pub fn check_against(&self, policy: &SessionPolicy) -> Result<(), SessionError> {
+        if self.request_id.trim().is_empty() {
+            return Err(SessionError::InvalidArgument("the attach requestId must be non-blank".into()));
+        }
+        if let (Some(asked), Some(pinned)) = (&self.controller, policy.controller())
+            && canonical_json(&asked.to_value()) != canonical_json(pinned)
+        {
+            return Err(SessionError::InvalidArgument(
+                "the attach controller differs from the policy's controller identity".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// An artifact of a finalized session (`{kind, digest?, uri?, mediaType?, extensions?}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionArtifact {
+    /// What it is (e.g. `replay`).
+    pub kind: String,
+    /// Content digest, when stated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    /// Where to fetch it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uri: Option<String>,
+    /// Its media type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media_type: Option<String>,
+    /// Product extensions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<Map>,
+}
+
+/// `SessionResult`: the immutable outcome of a finalized session. The
+/// typed fields are read from the host's answer, which is kept as is:
+/// [`SessionResult::to_value`] returns exactly what the host sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionResult {
+    /// The session.
+    pub session_id: String,
+    /// The game's outcome (gaos-host: `{status, stars, actionsUsed, outcome?}`).
+    pub outcome: Value,
+    /// The replay (`gaos.replay` JSONL text, or JSON), when the policy asks for it.
+    pub replay: Option<Value>,
+    /// Evaluation facts, when the policy evaluates.
+    pub evaluation: Option<Map>,
+    /// Artifacts (replay download, ...).
+    pub artifacts: Vec<SessionArtifact>,
+    /// Extensions.
+    pub extensions: Option<Map>,
+    value: Value,
+}
+
+impl SessionResult {
+    /// Read and check a finalize answer: an object for `session_id` with
+    /// `status: "finalized"` and an `outcome`.
+    pub fn from_value(value: Value, session_id: &str) -> Result<Self, SessionError> {
+        let bad = |why: String| SessionError::Protocol(format!("session result: {why}"));
+        let map = value.as_object().ok_or_else(|| bad(format!("must be an object, not {}", value.type_name())))?;
+        match map.get("sessionId").and_then(Value::as_str) {
+            Some(id) if id == session_id => {}
+            other => return Err(bad(format!("is for session {other:?}, not {session_id:?}"))),
+        }
+        if map.get("status").and_then(Value::as_str) != Some("finalized") {
+            return Err(bad("status must be \"finalized\"".into()));
+        }
+        let outcome = map.get("outcome").cloned().ok_or_else(|| bad("has no outcome".into()))?;
+        let evaluation = match map.get("evaluation") {
+            None => None,
+            Some(Value::Object(m)) => Some(m.clone()),
+            Some(_) => return Err(bad("evaluation must be an object".into())),
+        };
+        let artifacts = match map.get("artifacts") {
+            None => Vec::new(),
+            Some(v) => gaos_json::from_value(v.clone()).map_err(|e| bad(format!("malformed artifacts: {e}")))?,
+        };
+        let extensions = match map.get("extensions") {
+            None => None,
+            Some(Value::Object(m)) => Some(m.clone()),
+            Some(_) => return Err(bad("extensions must be an object".into())),
+        };
+        Ok(SessionResult {
+            session_id: session_id.to_owned(),
+            outcome,
+            replay: map.get("replay").cloned(),
+            evaluation,
+            artifacts,
+            extensions,
+            value,
+        })
+    }
+
+    /// The result exactly as the host answered it.
+    pub fn to_value(&self) -> Value {
+        self.value.clone()
+    }
+
+    /// Canonical JSON of the host's answer (what exact retries must repeat).
+    pub fn canonical(&self) -> String {
+        canonical_json(&self.value)
+    }
+
+    /// The replay as `gaos.replay` JSONL text, when it is a string.
+    pub fn replay_text(&self) -> Option<&str> {
+        self.replay.as_ref().and_then(Value::as_str)
+    }
+}
+
+/// What [`adopt_existing`] accepted: a durable head to start a handle at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExistingHead {
+    /// The binding (its `participantId` is the handle's seat).
+    pub binding: SessionBinding,
+    /// The tick the handle's first `observe` returns without a request.
+    pub initial: Observation,
+    /// The attach receipt, checked.
+    pub receipt: Option<AttachReceipt>,
+}
+
+fn own<'a>(map: &'a Map, key: &str) -> Option<&'a Value> {
+    map.get(key).filter(|v| !v.is_null())
+}
+
+/// Check a receipt against the head it was issued at: digest, non-blank
+/// fields, session and revision.
+fn check_receipt(receipt: &Value, binding: &SessionBinding) -> Result<AttachReceipt, String> {
+    let receipt = AttachReceipt::from_value(receipt).map_err(|e| format!("attach receipt: {e}"))?;
+    if !receipt.digest_matches() {
+        return Err(format!(
+            "the attach receipt's receiptDigest {} does not match its content",
+            receipt.receipt_digest
+        ));
+    }
+    for (field, text) in [
+        ("requestId", &receipt.request_id),
+        ("transcriptDigest", &receipt.transcript_digest),
+        ("stateDigest", &receipt.state_digest),
+    ] {
+        if text.trim().is_empty() {
+            return Err(format!("the attach receipt's {field} is blank"));
+        }
+    }
+    if receipt.session_id != binding.session_id {
+        return Err(format!("the attach receipt names session {:?}, not {:?}", receipt.session_id, binding.session_id));
+    }
+    if receipt.revision != binding.revision {
+        return Err(format!(
+            "the attach receipt was issued at revision {}, but the binding is at revision {}",
+            receipt.revision, binding.revision
+        ));
+    }
+    Ok(receipt)
+}
+
+/// `createSessionHandleFromExisting`'s checks (lifecycle spec §4),
+/// synchronous and without any request:
+///
+/// 1. `existing` is an object with a non-blank `sessionId` and a valid `binding`;
+/// 2. the initial tick is an own `initialTick` (a full envelope, pending
+///    allowed; receipt from `attachReceipt`), or else an own `tick` from which
+///    a resolved envelope is built at the binding's cursor with `extensions`
+///    (receipt from `receipt`) — the `SessionStart`/`SessionAttach` projections;
+/// 3. binding, tick and `existing` name one session, and the binding's
+///    `tickId`/`revision` equal the tick's;
+/// 4. a receipt's digest verifies, it names the session, and its revision
+///    is the binding's.
+///
+/// `policy` is already validated by its type; it is taken for parity with
+/// the reference signature.
+pub fn adopt_existing(existing: &Value, policy: &SessionPolicy) -> Result<ExistingHead, SessionError> {
+    let _ = policy;
+    let invalid = SessionError::InvalidExisting;
+    let map =
+        existing.as_object().ok_or_else(|| invalid(format!("must be an object, not {}", existing.type_name())))?;
+    let session_id = own(map, "sessionId")
+        .and_then(Value::as_str)
+        .filter(|s| !s.trim().is_empty())
+        .ok_or_else(|| invalid("sessionId must be a non-blank string".into()))?;
+    let binding_value = own(map, "binding").ok_or_else(|| invalid("binding is required".into()))?;
+    let binding: SessionBinding =
+        gaos_json::from_value(binding_value.clone()).map_err(|e| invalid(format!("malformed binding: {e}")))?;
+    binding.validate().map_err(|e| invalid(format!("invalid binding: {e}")))?;
+
+    let (initial, receipt) = match own(map, "initialTick") {
+        Some(tick) => {
+            let initial = Observation::from_value(tick, None).map_err(|e| invalid(format!("initialTick: {e}")))?;
+            (initial, own(map, "attachReceipt"))
+        }
+        None => {
+            if !map.contains_key("tick") {
+                return Err(invalid("either initialTick or tick is required".into()));
+            }
+            let extensions = match own(map, "extensions") {
+                None => None,
+                Some(Value::Object(ext)) => Some(ext.clone()),
+                Some(_) => return Err(invalid("extensions must be an object".into())),
+            };
+            let envelope = TickEnvelope {
+                kind: "tick".into(),
+                protocol: PROTOCOL_ID.into(),
+                protocol_version: PROTOCOL_VERSION.into(),
+                session_id: binding.session_id.clone(),
+                tick_id: binding.tick_id.clone(),
+                revision: binding.revision,
+                tick: map.get("tick").cloned().unwrap_or(Value::Null),
+                submitted_participants: None,
+                awaiting_participants: None,
+                accepted_participant_id: None,
+                extensions,
+            };
+            let initial = Observation::from_envelope(envelope).map_err(|e| invalid(e.to_string()))?;
+            (initial, own(map, "receipt"))
+        }
+    };
+    if binding.session_id != session_id || initial.session_id() != session_id {
+        return Err(invalid(format!(
+            "sessionId {session_id:?}, binding session {:?} and tick session {:?} must be one session",
+            binding.session_id,
+            initial.session_id()
+        )));
+    }
+    if binding.tick_id != initial.tick_id() || binding.revision != initial.revision() {
+        return Err(invalid(format!(
+            "the binding's cursor ({}, revision {}) is not the tick's ({}, revision {})",
+            binding.tick_id,
+            binding.revision,
+            initial.tick_id(),
+            initial.revision()
+        )));
+    }
+    let receipt = receipt.map(|r| check_receipt(r, &binding)).transpose().map_err(invalid)?;
+    Ok(ExistingHead { binding, initial, receipt })
+}
+
+struct Core {
+    state: HandleState,
+    binding: SessionBinding,
+    initial: Option<Observation>,
+    /// Canonical request and result of this handle's accepted finalize.
+    finalized: Option<(String, SessionResult)>,
+    /// Default submission ids: (tick id, next n).
+    counter: (String, u64),
+}
+
+/// The [`SessionHandle`] state machine over a [`SessionTransport`]. The
+/// in-process handle (`gaos-host`) and the remote one (`gaos-client`) are
+/// this type over their transports, so they cannot drift apart.
+pub struct LifecycleHandle<T> {
+    transport: T,
+    session_id: String,
+    seat: String,
+    policy: SessionPolicy,
+    receipt: Option<AttachReceipt>,
+    core: Mutex<Core>,
+}
+
+impl<T> std::fmt::Debug for LifecycleHandle<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LifecycleHandle")
+            .field("session_id", &self.session_id)
+            .field("seat", &self.seat)
+            .field("state", &self.lock().state)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> LifecycleHandle<T> {
+    fn lock(&self) -> MutexGuard<'_, Core> {
+        self.core.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn closed(&self) -> SessionError {
+        SessionError::Closed { session_id: self.session_id.clone() }
+    }
+
+    /// The transport.
+    pub fn transport(&self) -> &T {
+        &self.transport
+    }
+}
+
+impl<T: SessionTransport> LifecycleHandle<T> {
+    /// A handle at the durable head a create or attach answered: `binding`
+    /// is the seat's cursor there, `receipt` the attach receipt (checked
+    /// against the binding), `terminal` whether that answer announced the
+    /// end of the game. The first `observe` asks the host.
+    pub fn new(
+        transport: T,
+        binding: SessionBinding,
+        policy: SessionPolicy,
+        receipt: Option<AttachReceipt>,
+        terminal: bool,
+    ) -> Result<Self, SessionError> {
+        binding.validate().map_err(|e| SessionError::Protocol(format!("invalid binding: {e}")))?;
+        if let Some(r) = &receipt {
+            let value = r.to_value().map_err(|e| SessionError::Protocol(e.to_string()))?;
+            check_receipt(&value, &binding).map_err(SessionError::Protocol)?;
+        }
+        let state = if terminal { HandleState::Terminal } else { HandleState::Active };
+        Ok(Self::build(transport, binding, policy, receipt, None, state))
+    }
+
+    /// `createSessionHandleFromExisting`: adopt a durable head handed over
+    /// by a product route (see [`adopt_existing`] for the checks). No
+    /// request is made; the first `observe` returns the adopted tick.
+    pub fn from_existing(transport: T, existing: &Value, policy: &SessionPolicy) -> Result<Self, SessionError> {
+        let head = adopt_existing(existing, policy)?;
+        let state = if head.initial.announces_terminal() { HandleState::Terminal } else { HandleState::Active };
+        Ok(Self::build(transport, head.binding, policy.clone(), head.receipt, Some(head.initial), state))
+    }
+
+    fn build(
+        transport: T,
+        binding: SessionBinding,
+        policy: SessionPolicy,
+        receipt: Option<AttachReceipt>,
+        initial: Option<Observation>,
+        state: HandleState,
+    ) -> Self {
+        LifecycleHandle {
+            transport,
+            session_id: binding.session_id.clone(),
+            seat: binding.participant_id.clone(),
+            policy,
+            receipt,
+            core: Mutex::new(Core { state, binding, initial, finalized: None, counter: (String::new(), 0) }),
+        }
+    }
+
+    /// Take in an authoritative envelope: move the cursor forward and turn
+    /// terminal when the envelope says so.
+    fn note(&self, observation: &Observation) -> Result<(), SessionError> {
+        if observation.session_id() != self.session_id {
+            return Err(SessionError::Protocol(format!(
+                "the host answered for session {:?}, not {:?}",
+                observation.session_id(),
+                self.session_id
+            )));
+        }
+        let mut core = self.lock();
+        if observation.revision() >= core.binding.revision {
+            core.binding = observation.binding(&self.seat);
+        }
+        if core.state == HandleState::Active && observation.announces_terminal() {
+            core.state = HandleState::Terminal;
+        }
+        Ok(())
+    }
+
+    fn next_submission(&self, command: Value) -> Result<CommandSubmission, SessionError> {
+        let mut core = self.lock();
+        match core.state {
+            HandleState::Active => {}
+            HandleState::Closed => return Err(self.closed()),
+            state => return Err(SessionError::InvalidState { operation: "act", state }),
+        }
+        core.initial = None;
+        let tick_id = core.binding.tick_id.clone();
+        let revision = core.binding.revision;
+        if core.counter.0 != tick_id {
+            core.counter = (tick_id.clone(), 0);
+        }
+        let n = core.counter.1;
+        core.counter.1 += 1;
+        Ok(CommandSubmission {
+            protocol: PROTOCOL_ID.into(),
+            protocol_version: PROTOCOL_VERSION.into(),
+            session_id: self.session_id.clone(),
+            submission_id: Some(format!("{}:{tick_id}:{n}", self.seat)),
+            tick_id,
+            revision: revision as f64,
+            participant_id: self.seat.clone(),
+            command: Some(command),
+            extensions: None,
+            client_time: None,
+            prev_chain_hash: None,
+            sig: None,
+        })
+    }
+}
+
+impl<T: SessionTransport> SessionHandle for LifecycleHandle<T> {
+    fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    fn seat(&self) -> &str {
+        &self.seat
+    }
+
+    fn policy(&self) -> &SessionPolicy {
+        &self.policy
+    }
+
+    fn state(&self) -> HandleState {
+        self.lock().state
+    }
+
+    fn binding(&self) -> SessionBinding {
+        self.lock().binding.clone()
+    }
+
+    fn receipt(&self) -> Option<AttachReceipt> {
+        self.receipt.clone()
+    }
+
+    fn observe(&self) -> BoxFuture<'_, Result<Observation, SessionError>> {
+        Box::pin(async move {
+            {
+                let mut core = self.lock();
+                match core.state {
+                    HandleState::Closed => return Err(self.closed()),
+                    HandleState::Finalized => {
+                        return Err(SessionError::InvalidState { operation: "observe", state: HandleState::Finalized });
+                    }
+                    HandleState::Active | HandleState::Terminal => {}
+                }
+                if let Some(initial) = core.initial.take() {
+                    return Ok(initial);
+                }
+            }
+            let observation = self.transport.observe(&self.session_id).await?;
+            self.note(&observation)?;
+            Ok(observation)
+        })
+    }
+
+    fn act(&self, command: Value) -> BoxFuture<'_, Result<Observation, SessionError>> {
+        Box::pin(async move {
+            let submission = self.next_submission(command)?;
+            let observation = self.transport.submit(&submission).await?;
+            self.note(&observation)?;
+            Ok(observation)
+        })
+    }
+
+    fn finalize(&self, request: FinalizeRequest) -> BoxFuture<'_, Result<SessionResult, SessionError>> {
+        Box::pin(async move {
+            if let Some(id) = &request.request_id
+                && id.trim().is_empty()
+            {
+                return Err(SessionError::InvalidArgument("the finalize requestId must be non-blank".into()));
+            }
+            let body = request.to_value(&self.session_id);
+            let canonical = canonical_json(&body);
+            {
+                let core = self.lock();
+                if core.state == HandleState::Closed {
+                    return Err(self.closed());
+                }
+                if let Some((cached_request, result)) = &core.finalized {
+                    if *cached_request == canonical {
+                        return Ok(result.clone());
+                    }
+                    return Err(SessionError::FinalizeConflict { session_id: self.session_id.clone() });
+                }
+            }
+            let answer = self.transport.finalize(&self.session_id, &body).await?;
+            let result = SessionResult::from_value(answer, &self.session_id)?;
+            let mut core = self.lock();
+            if core.finalized.is_none() {
+                core.finalized = Some((canonical, result.clone()));
+            }
+            if core.state != HandleState::Closed {
+                core.state = HandleState::Finalized;
+            }
+            Ok(result)
+        })
+    }
+
+    fn close(&self) {
+        let mut core = self.lock();
+        if core.state != HandleState::Closed {
+            core.state = HandleState::Closed;
+            core.initial = None;
+            drop(core);
+            self.transport.close();
+        }
+    }
+
+    fn wait_for_change(&self, after_revision: u64, attempt: u32) -> BoxFuture<'_, Result<(), SessionError>> {
+        Box::pin(async move {
+            if self.state() == HandleState::Closed {
+                return Err(self.closed());
+            }
+            self.transport.wait_for_change(&self.session_id, after_revision, attempt).await
+        })
+    }
+}
+
+/// `createSessionHandleFromExisting(existing, policy)` over a transport:
+/// [`LifecycleHandle::from_existing`].
+pub fn create_session_handle_from_existing<T: SessionTransport>(
+    transport: T,
+    existing: &Value,
+    policy: &SessionPolicy,
+) -> Result<LifecycleHandle<T>, SessionError> {
+    LifecycleHandle::from_existing(transport, existing, policy)
+}

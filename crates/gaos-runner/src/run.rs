@@ -1,0 +1,437 @@
+//! [`run_session`]: the one session runner of RFC-018 §8 (lifecycle spec §4).
+//!
+//! It drives one seat of one session through a [`SessionHandle`] with an
+//! [`AgentDriver`] until the game ends, then (by policy) finalizes. Pacing
+//! decides only whether presentation blocks gameplay; it never changes the
+//! commands, their order, the transcript or the outcome.
+
+use std::sync::Arc;
+
+use gaos_json::Value;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::driver::{AgentDriver, Decision, DriverContext};
+use crate::error::{RunError, SessionError};
+use crate::handle::{BoxFuture, FinalizeRequest, HandleState, SessionHandle, SessionResult};
+use crate::observation::{EpisodeIdentity, Observation};
+use crate::receipts::AttachReceipt;
+
+/// Default bound on unpaced presentations in flight.
+pub const DEFAULT_MAX_PENDING_PRESENTATIONS: usize = 32;
+
+/// Whether presentation blocks gameplay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Pacing {
+    /// Await each presentation before the next decision (Desktop, Coach,
+    /// watched arenas).
+    Paced,
+    /// Present in the background; gameplay never waits for it (CLI,
+    /// headless benchmarks), except when the in-flight bound is reached.
+    #[default]
+    Unpaced,
+}
+
+/// What happens to the driver's context at episode transitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Conversation {
+    /// One context for the whole run.
+    #[default]
+    Continuous,
+    /// `driver.reset()` at the start and at every episode transition (never
+    /// for the first episode); the session itself is unchanged.
+    FreshPerEpisode,
+}
+
+/// Who finalizes once the game ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum FinalizeMode {
+    /// `run_session` finalizes with the default request and returns the result.
+    #[default]
+    Automatic,
+    /// `run_session` stops at the terminal observation; the caller finalizes.
+    Caller,
+}
+
+/// `SessionRunPolicy` plus the unpaced presentation bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RunPolicy {
+    /// Paced or unpaced presentation.
+    pub pacing: Pacing,
+    /// Continuous or fresh-per-episode driver context.
+    pub conversation: Conversation,
+    /// Automatic or caller finalization.
+    pub finalize: FinalizeMode,
+    /// Unpaced presentations in flight before the runner waits (≥ 1; default 32).
+    pub max_pending_presentations: usize,
+}
+
+impl Default for RunPolicy {
+    /// `{unpaced, continuous, automatic, 32}`: the CLI and benchmark default.
+    fn default() -> Self {
+        RunPolicy {
+            pacing: Pacing::Unpaced,
+            conversation: Conversation::Continuous,
+            finalize: FinalizeMode::Automatic,
+            max_pending_presentations: DEFAULT_MAX_PENDING_PRESENTATIONS,
+        }
+    }
+}
+
+impl RunPolicy {
+    /// Check the policy (`max_pending_presentations ≥ 1`).
+    pub fn validate(&self) -> Result<(), RunError> {
+        if self.max_pending_presentations == 0 {
+            return Err(RunError::InvalidPolicy("max_pending_presentations must be at least 1".into()));
+        }
+        Ok(())
+    }
+}
+
+/// Callbacks of a run (`SessionRunEvents`). All are optional (default:
+/// nothing) and synchronous; asynchronous display work belongs in a
+/// [`Presenter`].
+pub trait RunEvents: Send {
+    /// The handle carries an attach receipt (called once, before the first observe).
+    fn on_attached(&mut self, receipt: &AttachReceipt) {
+        let _ = receipt;
+    }
+
+    /// A new observation (an observation equal to the previous one, seen
+    /// while waiting for other seats, is not repeated).
+    fn on_observation(&mut self, observation: &Observation) {
+        let _ = observation;
+    }
+
+    /// The driver decided; called before the command is submitted.
+    fn on_decision(&mut self, decision: &Decision) {
+        let _ = decision;
+    }
+
+    /// The episode identity changed (also called for the first episode seen).
+    fn on_episode_change(&mut self, episode: &EpisodeIdentity) {
+        let _ = episode;
+    }
+
+    /// The runner finalized the session (automatic finalization only).
+    fn on_finalized(&mut self, result: &SessionResult) {
+        let _ = result;
+    }
+}
+
+/// `SessionPresentation`: shows observations to people. Paced runs await
+/// it; unpaced runs spawn it on the tokio runtime (so the future must be
+/// `Send` and the presenter shared). A failure stops the run.
+pub trait Presenter: Send + Sync {
+    /// Present one observation. `cancel` fires when the run is cancelled.
+    fn present<'a>(
+        &'a self,
+        observation: &'a Observation,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<(), String>>;
+}
+
+/// Everything [`run_session`] takes besides the handle and the driver.
+pub struct RunOptions<'a> {
+    /// Pacing, conversation and finalize policy.
+    pub policy: RunPolicy,
+    /// Run callbacks.
+    pub events: Option<&'a mut dyn RunEvents>,
+    /// The presentation hook.
+    pub presenter: Option<Arc<dyn Presenter>>,
+    /// Cancel the run (checked every loop turn; interrupts waits, driver
+    /// decisions and presentations, never a submission in flight).
+    pub cancel: CancellationToken,
+    /// Stop with [`RunError::DecisionLimit`] instead of making more than
+    /// this many decisions (e.g. a benchmark task's `maxSteps`).
+    pub max_decisions: Option<u64>,
+}
+
+impl Default for RunOptions<'_> {
+    fn default() -> Self {
+        RunOptions::new(RunPolicy::default())
+    }
+}
+
+impl<'a> RunOptions<'a> {
+    /// Options with `policy`, no events, no presenter, a fresh token, no limit.
+    pub fn new(policy: RunPolicy) -> Self {
+        RunOptions { policy, events: None, presenter: None, cancel: CancellationToken::new(), max_decisions: None }
+    }
+
+    /// Set the callbacks.
+    pub fn events(mut self, events: &'a mut dyn RunEvents) -> Self {
+        self.events = Some(events);
+        self
+    }
+
+    /// Set the presenter.
+    pub fn presenter(mut self, presenter: Arc<dyn Presenter>) -> Self {
+        self.presenter = Some(presenter);
+        self
+    }
+
+    /// Use this cancellation token.
+    pub fn cancel(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// Limit the number of decisions.
+    pub fn max_decisions(mut self, limit: u64) -> Self {
+        self.max_decisions = Some(limit);
+        self
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RunStatus {
+    /// The game ended; the caller finalizes ([`FinalizeMode::Caller`]).
+    Terminal,
+    /// The game ended and the runner finalized.
+    Finalized,
+}
+
+/// `SessionRunResult`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutcome {
+    /// Terminal or finalized.
+    pub status: RunStatus,
+    /// The distinct observations of the run, in order (the last is terminal).
+    pub observations: Vec<Observation>,
+    /// The driver's decisions, in submission order.
+    pub decisions: Vec<Decision>,
+    /// The session result (automatic finalization only).
+    pub result: Option<SessionResult>,
+}
+
+impl RunOutcome {
+    /// The last observation (the terminal one).
+    pub fn final_observation(&self) -> Option<&Observation> {
+        self.observations.last()
+    }
+
+    /// The submitted commands, in order.
+    pub fn commands(&self) -> Vec<Value> {
+        self.decisions.iter().map(|d| d.action.clone()).collect()
+    }
+}
+
+/// Presentations of one run: awaited (paced) or in the background (unpaced).
+struct Presentations {
+    presenter: Option<Arc<dyn Presenter>>,
+    pacing: Pacing,
+    max_pending: usize,
+    cancel: CancellationToken,
+    background: JoinSet<Result<(), String>>,
+}
+
+fn joined(result: Result<Result<(), String>, tokio::task::JoinError>) -> Result<(), RunError> {
+    match result {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(message)) => Err(RunError::Presentation(message)),
+        Err(e) if e.is_cancelled() => Ok(()),
+        Err(e) => Err(RunError::Presentation(format!("the presentation task failed: {e}"))),
+    }
+}
+
+impl Presentations {
+    /// Rethrow a background failure that already happened.
+    fn surface(&mut self) -> Result<(), RunError> {
+        while let Some(result) = self.background.try_join_next() {
+            joined(result)?;
+        }
+        Ok(())
+    }
+
+    async fn present(&mut self, observation: &Observation) -> Result<(), RunError> {
+        let Some(presenter) = &self.presenter else { return Ok(()) };
+        match self.pacing {
+            Pacing::Paced => {
+                let cancel = self.cancel.clone();
+                tokio::select! {
+                    result = presenter.present(observation, &cancel) => result.map_err(RunError::Presentation),
+                    () = cancel.cancelled() => Err(RunError::Cancelled),
+                }
+            }
+            Pacing::Unpaced => {
+                while self.background.len() >= self.max_pending {
+                    let next = tokio::select! {
+                        next = self.background.join_next() => next,
+                        () = self.cancel.cancelled() => return Err(RunError::Cancelled),
+                    };
+                    if let Some(result) = next {
+                        joined(result)?;
+                    }
+                }
+                let presenter = Arc::clone(presenter);
+                let observation = observation.clone();
+                let cancel = self.cancel.clone();
+                self.background.spawn(async move { presenter.present(&observation, &cancel).await });
+                Ok(())
+            }
+        }
+    }
+
+    /// Await every background presentation (surfacing the first failure).
+    async fn finish(&mut self) -> Result<(), RunError> {
+        while let Some(result) = self.background.join_next().await {
+            joined(result)?;
+        }
+        Ok(())
+    }
+}
+
+async fn cancellable<T>(
+    cancel: &CancellationToken,
+    future: impl Future<Output = Result<T, SessionError>>,
+) -> Result<T, RunError> {
+    tokio::select! {
+        result = future => result.map_err(RunError::Session),
+        () = cancel.cancelled() => Err(RunError::Cancelled),
+    }
+}
+
+/// True when the seat has nothing to decide now: a pending window that
+/// does not await it, or a resolved one whose view says another seat's turn
+/// ([`Observation::seat_in_window`]). [P] The reference busy-polls only the
+/// first case; gaos-host answers a seat outside a sequential window with a
+/// resolved envelope, so the second waits instead of asking the driver.
+fn must_wait(observation: &Observation, seat: &str) -> bool {
+    if observation.is_pending() {
+        return !observation.awaits(seat);
+    }
+    !observation.seat_in_window(seat)
+}
+
+/// Run one seat of a session to the end of its game (lifecycle spec §4).
+///
+/// 1. Under fresh-per-episode, `driver.reset()`. If the handle carries an
+///    attach receipt, `on_attached`. Then observe.
+/// 2. Loop: surface background presentation failures and cancellation;
+///    report a new observation (`on_observation`); present it (paced: await;
+///    unpaced: background, bounded by `max_pending_presentations`); on an
+///    episode change reset the driver under fresh-per-episode (never for
+///    the first episode) and call `on_episode_change`; stop when the
+///    observation is done ([`Observation::is_done`]); when the seat has
+///    nothing to decide, wait for a change ([`SessionHandle::wait_for_change`],
+///    no busy polling) and observe again; otherwise ask the driver, call
+///    `on_decision`, and `act` with the decision's action unchanged.
+/// 3. Await the presentations. `Caller` returns `Terminal`; `Automatic`
+///    finalizes with the default request, calls `on_finalized` and returns
+///    `Finalized` with the result.
+///
+/// The handle must be active or terminal. The runner never checks legality.
+pub async fn run_session(
+    handle: &dyn SessionHandle,
+    driver: &mut dyn AgentDriver,
+    options: RunOptions<'_>,
+) -> Result<RunOutcome, RunError> {
+    let RunOptions { policy, mut events, presenter, cancel, max_decisions } = options;
+    policy.validate()?;
+    match handle.state() {
+        HandleState::Active | HandleState::Terminal => {}
+        state => return Err(RunError::InvalidState(state)),
+    }
+    let mut presentations = Presentations {
+        presenter,
+        pacing: policy.pacing,
+        max_pending: policy.max_pending_presentations,
+        cancel: cancel.clone(),
+        background: JoinSet::new(),
+    };
+    let fresh = policy.conversation == Conversation::FreshPerEpisode;
+    let driver_id = driver.id().to_owned();
+    let seat = handle.seat().to_owned();
+
+    if fresh {
+        driver.reset();
+    }
+    if let (Some(receipt), Some(events)) = (handle.receipt(), events.as_deref_mut()) {
+        events.on_attached(&receipt);
+    }
+    if cancel.is_cancelled() {
+        return Err(RunError::Cancelled);
+    }
+    let mut observation = cancellable(&cancel, handle.observe()).await?;
+    let mut observations: Vec<Observation> = Vec::new();
+    let mut decisions: Vec<Decision> = Vec::new();
+    let mut episode: Option<EpisodeIdentity> = None;
+    let mut waits: u32 = 0;
+
+    loop {
+        presentations.surface()?;
+        if cancel.is_cancelled() {
+            return Err(RunError::Cancelled);
+        }
+        let is_new = observations.last() != Some(&observation);
+        if is_new {
+            waits = 0;
+            if let Some(events) = events.as_deref_mut() {
+                events.on_observation(&observation);
+            }
+            observations.push(observation.clone());
+            presentations.present(&observation).await?;
+            if let Some(current) = observation.episode() {
+                let changed = episode.as_ref().is_none_or(|previous| current.differs_from(previous));
+                if changed {
+                    if fresh && episode.is_some() {
+                        driver.reset();
+                    }
+                    if let Some(events) = events.as_deref_mut() {
+                        events.on_episode_change(&current);
+                    }
+                    episode = Some(current);
+                }
+            }
+        }
+        if observation.is_done() {
+            break;
+        }
+        if must_wait(&observation, &seat) {
+            cancellable(&cancel, handle.wait_for_change(observation.revision(), waits)).await?;
+            waits = waits.saturating_add(1);
+            observation = cancellable(&cancel, handle.observe()).await?;
+            continue;
+        }
+        let step = decisions.len() as u64;
+        if max_decisions.is_some_and(|limit| step >= limit) {
+            return Err(RunError::DecisionLimit(step));
+        }
+        let context = DriverContext {
+            observation: observation.tick(),
+            legal_actions: observation.legal_actions(),
+            step,
+            session_id: handle.session_id(),
+            seat: &seat,
+        };
+        let decided = tokio::select! {
+            decided = driver.act(context) => Some(decided),
+            () = cancel.cancelled() => None,
+        };
+        let decision = match decided {
+            None => return Err(RunError::Cancelled),
+            Some(Err(error)) => return Err(RunError::Driver { driver: driver_id, step, error }),
+            Some(Ok(decision)) => decision,
+        };
+        if let Some(events) = events.as_deref_mut() {
+            events.on_decision(&decision);
+        }
+        let action = decision.action.clone();
+        decisions.push(decision);
+        observation = handle.act(action).await?;
+    }
+
+    presentations.finish().await?;
+    match policy.finalize {
+        FinalizeMode::Caller => Ok(RunOutcome { status: RunStatus::Terminal, observations, decisions, result: None }),
+        FinalizeMode::Automatic => {
+            let result = handle.finalize(FinalizeRequest::default()).await?;
+            if let Some(events) = events {
+                events.on_finalized(&result);
+            }
+            Ok(RunOutcome { status: RunStatus::Finalized, observations, decisions, result: Some(result) })
+        }
+    }
+}

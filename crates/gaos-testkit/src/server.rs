@@ -1,0 +1,228 @@
+//! A real `gaos serve` process for end-to-end tests.
+//!
+//! [`TestServer::start`] runs the binary on a fresh data directory with
+//! `--listen 127.0.0.1:0`, waits for its `gaos serve: listening on
+//! http://ADDR` line, and reads the operator token the server wrote to
+//! `DIR/operator-token`. Dropping the server kills the process and removes
+//! the directory (set `GAOS_KEEP_TEST_DATA=1` to keep it). Synchronous and
+//! std-only, so any test (async or not) can use it. [`TempDir`] is the same
+//! self-removing directory for a test's own files.
+//!
+//! ```ignore
+//! // In a test of the crate that defines the binary (gaos-cli):
+//! let server = gaos_testkit::server::TestServer::start(env!("CARGO_BIN_EXE_gaos"));
+//! println!("{} {}", server.base_url, server.operator_token);
+//! ```
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// How long the server may take to print its listening line.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+/// Lines of server stderr kept for failure messages.
+const STDERR_LINES: usize = 200;
+const LISTENING_PREFIX: &str = "gaos serve: listening on ";
+
+/// A running `gaos serve` child process, killed on drop.
+pub struct TestServer {
+    /// `http://127.0.0.1:PORT` (no trailing `/`).
+    pub base_url: String,
+    /// The operator token the server wrote to `DIR/operator-token`.
+    pub operator_token: String,
+    binary: PathBuf,
+    child: Option<Child>,
+    data_dir: PathBuf,
+    /// The fresh data directory of [`TestServer::start`], removed on drop.
+    owned_dir: Option<TempDir>,
+    /// Arguments appended to `serve` (kept across [`TestServer::restart`]).
+    extra_args: Vec<String>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+}
+
+/// A fresh directory under the system temp dir, unique per process and
+/// call, removed with its contents on drop (kept when `GAOS_KEEP_TEST_DATA`
+/// is set, for post-mortems).
+#[derive(Debug)]
+pub struct TempDir {
+    path: PathBuf,
+}
+
+impl TempDir {
+    /// Create `<tmp>/<prefix>-<pid>-<nanos>-<n>`. Panics if it cannot.
+    pub fn new(prefix: &str) -> TempDir {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("{prefix}-{}-{nanos}-{n}", std::process::id()));
+        std::fs::create_dir_all(&path)
+            .unwrap_or_else(|e| panic!("cannot create the test directory {}: {e}", path.display()));
+        TempDir { path }
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if std::env::var_os("GAOS_KEEP_TEST_DATA").is_none() {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+impl TestServer {
+    /// Start `binary serve` on a fresh data directory (removed on drop).
+    /// Panics with the server's output if it does not come up.
+    pub fn start(binary: impl AsRef<Path>) -> TestServer {
+        let dir = TempDir::new("gaos-test-server");
+        let mut server = Self::spawn(binary.as_ref(), dir.path(), &[]);
+        server.owned_dir = Some(dir);
+        server
+    }
+
+    /// Start `binary serve` on a fresh data directory (removed on drop), with
+    /// `extra_args` appended to `serve --data DIR --listen 127.0.0.1:0` (e.g.
+    /// `["--test-clock", "--lease-min-ms", "100"]`); a restart keeps them.
+    pub fn start_with(binary: impl AsRef<Path>, extra_args: &[&str]) -> TestServer {
+        let dir = TempDir::new("gaos-test-server");
+        let mut server = Self::spawn(binary.as_ref(), dir.path(), extra_args);
+        server.owned_dir = Some(dir);
+        server
+    }
+
+    /// Start `binary serve` on `data_dir` (kept on drop), with `extra_args`
+    /// appended to `serve --data DIR --listen 127.0.0.1:0`.
+    pub fn start_in(binary: impl AsRef<Path>, data_dir: &Path, extra_args: &[&str]) -> TestServer {
+        Self::spawn(binary.as_ref(), data_dir, extra_args)
+    }
+
+    fn spawn(binary: &Path, data_dir: &Path, extra_args: &[&str]) -> TestServer {
+        let mut command = Command::new(binary);
+        command
+            .arg("serve")
+            .arg("--data")
+            .arg(data_dir)
+            .args(["--listen", "127.0.0.1:0"])
+            .args(extra_args)
+            // The token must come from the data directory, where tests read it.
+            .env_remove("GAOS_OPERATOR_TOKEN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if std::env::var_os("RUST_LOG").is_none() {
+            command.env("RUST_LOG", "warn");
+        }
+        let mut child =
+            command.spawn().unwrap_or_else(|e| panic!("cannot start {} serve: {e} (is it built?)", binary.display()));
+        let stderr = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_LINES)));
+        if let Some(pipe) = child.stderr.take() {
+            let lines = Arc::clone(&stderr);
+            // Drain stderr so the server never blocks on a full pipe; keep the tail.
+            std::thread::spawn(move || {
+                for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                    let mut lines = lines.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    if lines.len() == STDERR_LINES {
+                        lines.pop_front();
+                    }
+                    lines.push_back(line);
+                }
+            });
+        }
+        let stdout = child.stdout.take().expect("stdout was piped");
+        let (tx, rx) = mpsc::channel::<String>();
+        std::thread::spawn(move || {
+            let mut sent = false;
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if !sent && let Some(address) = line.strip_prefix(LISTENING_PREFIX) {
+                    let _ = tx.send(address.trim().to_owned());
+                    sent = true;
+                }
+                // Keep draining after the listening line.
+            }
+        });
+        let mut server = TestServer {
+            binary: binary.to_path_buf(),
+            child: Some(child),
+            base_url: String::new(),
+            operator_token: String::new(),
+            data_dir: data_dir.to_path_buf(),
+            owned_dir: None,
+            extra_args: extra_args.iter().map(|a| (*a).to_owned()).collect(),
+            stderr,
+        };
+        match rx.recv_timeout(START_TIMEOUT) {
+            Ok(address) => server.base_url = address.trim_end_matches('/').to_owned(),
+            Err(_) => {
+                let status = server.child.as_mut().and_then(|c| c.try_wait().ok().flatten());
+                panic!(
+                    "{} serve did not print {LISTENING_PREFIX:?} within {START_TIMEOUT:?} (exit status: {status:?}); stderr:\n{}",
+                    binary.display(),
+                    server.stderr_tail()
+                );
+            }
+        }
+        let token_path = data_dir.join("operator-token");
+        let token = std::fs::read_to_string(&token_path).unwrap_or_else(|e| {
+            panic!("cannot read the operator token {}: {e}; stderr:\n{}", token_path.display(), server.stderr_tail())
+        });
+        server.operator_token = token.trim().to_owned();
+        server
+    }
+
+    /// `http://127.0.0.1:PORT` (no trailing `/`).
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// The operator token from `DIR/operator-token`.
+    pub fn operator_token(&self) -> &str {
+        &self.operator_token
+    }
+
+    /// The data directory.
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// The last lines the server wrote to stderr (for assertion messages).
+    pub fn stderr_tail(&self) -> String {
+        let lines = self.stderr.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        lines.iter().cloned().collect::<Vec<_>>().join("\n")
+    }
+
+    /// Kill the process (SIGKILL: no graceful shutdown, like a crash) and
+    /// wait for it. The data directory stays until drop.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Kill the server and start it again on the same data directory (a new
+    /// port; the same operator token and extra arguments). For durability and
+    /// rehydration tests.
+    pub fn restart(&mut self) {
+        self.kill();
+        let args: Vec<&str> = self.extra_args.iter().map(String::as_str).collect();
+        let mut fresh = Self::spawn(&self.binary, &self.data_dir, &args);
+        fresh.owned_dir = self.owned_dir.take();
+        *self = fresh;
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        // Kill before the owned directory (dropped after this) is removed.
+        self.kill();
+    }
+}
