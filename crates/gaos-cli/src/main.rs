@@ -1,7 +1,9 @@
 //! `gaos`: the command-line front door of gaos-rs.
 
+mod bench_cmd;
 mod kernel_bench;
 mod loadgen;
+mod mcp_cmd;
 mod play_cmd;
 mod replay_cmd;
 mod serve_cmd;
@@ -67,6 +69,13 @@ enum Command {
     Loadgen(loadgen::LoadgenArgs),
     /// Play one match, one driver per seat (in process, or on --host).
     Play(play_cmd::PlayArgs),
+    /// Benchmarks: run (or resume) a manifest, verify a bundle.
+    Bench {
+        #[command(subcommand)]
+        command: bench_cmd::BenchCommand,
+    },
+    /// Serve one seat's tools to an MCP client (an LLM agent) over stdio.
+    Mcp(mcp_cmd::McpArgs),
 }
 
 #[derive(Subcommand)]
@@ -123,5 +132,7 @@ fn main() -> ExitCode {
         Command::Replay { command } => replay_cmd::run(command),
         Command::Loadgen(args) => loadgen::run(args),
         Command::Play(args) => play_cmd::run(args),
+        Command::Bench { command } => bench_cmd::run(command),
+        Command::Mcp(args) => mcp_cmd::run(args),
     }
 }

@@ -1,10 +1,15 @@
 //! `gaos serve`.
 
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use gaos_host::HostOptions;
-use gaos_host::serve::{ServeOptions, serve};
+use gaos_host::auth::Caller;
+use gaos_host::serve::{ServeOptions, serve_with_routes};
+use gaos_mcp::http::McpHttpOptions;
+use gaos_runner::CancellationToken;
 
 /// Logs go to stderr; `RUST_LOG` overrides the default `info` level.
 pub fn init_logging() {
@@ -38,12 +43,44 @@ pub fn run(data: PathBuf, listen: String, lease_min_ms: u64, lease_max_ms: u64, 
         listen,
         host: HostOptions { lease_bounds, test_clock, ..HostOptions::default() },
     };
-    match runtime.block_on(serve(options, shutdown_signal())) {
+    // Shutting down also ends open MCP streams (else graceful shutdown waits on them).
+    let mcp_cancel = CancellationToken::new();
+    let cancel_on_shutdown = mcp_cancel.clone();
+    let shutdown = async move {
+        shutdown_signal().await;
+        cancel_on_shutdown.cancel();
+    };
+    let mcp = move |host: &gaos_host::Host, address: SocketAddr| {
+        let host = host.clone();
+        let resolve_seat: gaos_mcp::http::ResolveSeat = Arc::new(move |token: &str| match host.caller(Some(token)) {
+            Ok(Caller::Seat { session_id, seat }) => Some((session_id, seat)),
+            _ => None,
+        });
+        let mut mcp = McpHttpOptions::new(format!("http://{}", loopback(address)), resolve_seat);
+        mcp.default_lease_ms = lease_bounds.default_ms;
+        mcp.cancel = mcp_cancel;
+        println!("gaos serve: MCP (streamable HTTP) at http://{address}/mcp, a seat token as the bearer");
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+        gaos_mcp::http::router(mcp)
+    };
+    match runtime.block_on(serve_with_routes(options, mcp, shutdown)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("gaos serve: {e}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Where the host's own API answers on this machine: the bound address,
+/// with a wildcard address replaced by the loopback of its family. The
+/// `/mcp` mount drives seats through it, so every MCP call passes the
+/// host's real HTTP authorization and limits.
+fn loopback(address: SocketAddr) -> SocketAddr {
+    match address.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), address.port()),
+        IpAddr::V6(ip) if ip.is_unspecified() => SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCALHOST), address.port()),
+        _ => address,
     }
 }
 

@@ -559,10 +559,15 @@ fn lease_durations_outside_the_bounds_are_refused() {
         json!({"durationMs": 60_001}),
         json!({"durationMs": 0}),
         json!({"durationMs": "5000"}),
-        json!({}),
+        json!({"durationMs": 5000, "holder": "x"}),
+        json!(5000),
     ] {
         assert_error(&create(lease.clone()), 400, "invalid_request");
     }
+    // `{}` asks for the host default, clamped into the bounds.
+    let defaulted = create(json!({}));
+    assert_eq!(defaulted.status, 201, "{}", defaulted.text());
+    assert_eq!(defaulted.json()["extensions"]["gaos.host.lease"]["durationMs"], json!(60_000));
     for ms in [100u64, 60_000] {
         let created = create(json!({"durationMs": ms}));
         assert_eq!(created.status, 201, "{}", created.text());

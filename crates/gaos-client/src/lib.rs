@@ -43,6 +43,7 @@
 //! - **Typed errors.** 422 is [`ClientError::IllegalActionRejected`], any
 //!   other non-2xx [`ClientError::Api`] with the host's `code`.
 
+pub mod bench;
 mod client;
 mod error;
 pub mod handle;

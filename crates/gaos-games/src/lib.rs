@@ -1,5 +1,5 @@
-//! The five GAOS conformance games and a registry that finds games by game id
-//! or adapter id.
+//! The five GAOS conformance games, the `gaos/maze` benchmark game, and a
+//! registry that finds games by game id or adapter id.
 //!
 //! ```
 //! use gaos_games::GameRegistry;
@@ -24,11 +24,13 @@
 //! [`gaos_kernel::Game`], both following `conformance/GAMES.md` exactly:
 //! their views feed every digest the conformance pack checks. Reducers return
 //! a [`gaos_kernel::GameError`] on inputs that break the game's rules and never
-//! panic.
+//! panic. [`maze`] is a product game for single-agent benchmarks: a seeded
+//! maze with fog of war.
 
 mod common;
 pub mod counter;
 pub mod hilo;
+pub mod maze;
 pub mod race;
 pub mod sealed;
 pub mod tictactoe;
@@ -83,16 +85,17 @@ impl GameRegistry {
         Self::default()
     }
 
-    /// A registry holding the five conformance games. Product games are added
-    /// with [`GameRegistry::register`].
+    /// A registry holding the five conformance games and `gaos/maze`.
+    /// Other product games are added with [`GameRegistry::register`].
     pub fn builtin() -> Self {
         let mut registry = Self::new();
-        let games: [Arc<dyn Game>; 5] = [
+        let games: [Arc<dyn Game>; 6] = [
             Arc::new(counter::CounterGame),
             Arc::new(hilo::HiloGame),
             Arc::new(race::RaceGame),
             Arc::new(sealed::SealedGame),
             Arc::new(tictactoe::TicTacToeGame),
+            Arc::new(maze::MazeGame),
         ];
         for game in games {
             registry.register(game).expect("the built-in games have distinct ids");

@@ -51,7 +51,8 @@ fn initial_views_and_kernel_digests_match_the_reference() {
         assert_eq!(u64::from(fnv1a32(&preimage)), u64_field(example, "kernelDigest"), "{session}");
         assert_eq!(str_field(example, "tickId"), format!("{session}:0"));
     }
-    for game in registry.list() {
+    // Every conformance game has reference vectors; product games (gaos/maze) have none.
+    for game in registry.list().into_iter().filter(|g| g.game_ref().id.starts_with("conformance/")) {
         assert!(games_seen.contains(&game.game_ref().id), "no digest example for {}", game.game_ref().id);
     }
 }

@@ -39,12 +39,19 @@ impl Game for Renamed {
 #[test]
 fn builtin_registry_finds_games_by_id_and_adapter() {
     let registry = GameRegistry::builtin();
-    assert_eq!(registry.len(), 5);
+    assert_eq!(registry.len(), 6);
     assert!(!registry.is_empty());
     let ids: Vec<String> = registry.list().iter().map(|g| g.game_ref().id).collect();
     assert_eq!(
         ids,
-        ["conformance/counter", "conformance/hilo", "conformance/race", "conformance/sealed", "conformance/tictactoe"]
+        [
+            "conformance/counter",
+            "conformance/hilo",
+            "conformance/race",
+            "conformance/sealed",
+            "conformance/tictactoe",
+            "gaos/maze"
+        ]
     );
     for id in &ids {
         let by_id = registry.get(id).expect("by id");
@@ -55,7 +62,9 @@ fn builtin_registry_finds_games_by_id_and_adapter() {
     assert!(registry.by_adapter("conformance/counter").is_none(), "game ids are not adapter ids");
     assert!(registry.get("chess").is_none());
     let seats: Vec<Vec<String>> = registry.list().iter().map(|g| g.seats()).collect();
-    assert_eq!(seats, [["a", "b"], ["alice", "bob"], ["p1", "p2"], ["north", "south"], ["x", "o"]]);
+    let expected: [&[&str]; 6] =
+        [&["a", "b"], &["alice", "bob"], &["p1", "p2"], &["north", "south"], &["x", "o"], &["player"]];
+    assert_eq!(seats, expected);
     assert!(format!("{registry:?}").contains("conformance/hilo"));
 }
 
@@ -76,10 +85,10 @@ fn register_refuses_duplicate_ids() {
     let err = registry.register(Arc::new(same_adapter)).expect_err("adapter id taken");
     assert_eq!(err, RegistryError::DuplicateAdapter("conformance/counter/reducer".into()));
     assert!(err.to_string().contains("adapter id"));
-    assert_eq!(registry.len(), 5, "refused games leave the registry unchanged");
+    assert_eq!(registry.len(), 6, "refused games leave the registry unchanged");
 
     registry.register(Arc::new(Renamed { game_ref: GameRef::conventional("product/counter") })).expect("new ids");
-    assert_eq!(registry.len(), 6);
+    assert_eq!(registry.len(), 7);
     assert_eq!(
         registry.by_adapter("product/counter/reducer").expect("registered").description(),
         "counter under another name"

@@ -176,6 +176,7 @@ pub struct ActorInit {
     pub answers: Vec<StoredAnswer>,
     pub writer: Writer,
     pub metrics: Arc<Metrics>,
+    pub reader: Arc<dyn crate::store::StoreReader>,
     pub leases: LeaseBook,
     pub clock: Arc<HostClock>,
     pub lease_bounds: LeaseBounds,
@@ -192,6 +193,13 @@ pub(crate) struct SessionActor {
     metrics: Arc<Metrics>,
     /// Stored answers by (kind, key).
     answers: HashMap<(String, String), StoredAnswer>,
+    /// Insertion order of act answers, to bound the in-memory map.
+    act_answer_order: std::collections::VecDeque<String>,
+    /// Some act answers live only in the store now.
+    answers_evicted: bool,
+    reader: Arc<dyn crate::store::StoreReader>,
+    /// The lease book as last persisted (lease slides are written lazily).
+    persisted_book: LeaseBook,
     /// Running SHA-256 over the persisted events' canonical JSON joined by `\n`.
     transcript_hash: Sha256,
     persisted: usize,
@@ -216,13 +224,24 @@ pub(crate) struct SessionActor {
 
 const STREAM_BUFFER: usize = 256;
 
+/// What a stored answer keeps of its request: the SHA-256 of its canonical
+/// JSON (an exact retry has the same fingerprint).
+fn fingerprint(request: &Value) -> String {
+    sha256_hex(canonical_json(request).as_bytes())
+}
+
+/// Act answers kept in memory per session; older ones are read back from
+/// the store on the rare retry that needs them.
+const ANSWERS_IN_MEMORY: usize = 4096;
+
 fn act_key(seat: &str, submission_id: &str) -> String {
     format!("{seat}\u{0}{submission_id}")
 }
 
 impl SessionActor {
     pub(crate) fn spawn(init: ActorInit) -> ActorHandle {
-        let ActorInit { config, game, kernel, status, answers, writer, metrics, leases, clock, lease_bounds } = init;
+        let ActorInit { config, game, kernel, status, answers, writer, metrics, reader, leases, clock, lease_bounds } =
+            init;
         let mut transcript_hash = Sha256::new();
         for (i, event) in kernel.events().iter().enumerate() {
             if i > 0 {
@@ -273,6 +292,10 @@ impl SessionActor {
             writer,
             metrics: Arc::clone(&metrics),
             answers: answer_map,
+            act_answer_order: std::collections::VecDeque::new(),
+            answers_evicted: true,
+            reader,
+            persisted_book: leases.clone(),
             transcript_hash,
             persisted,
             receipts_issued,
@@ -538,7 +561,9 @@ impl SessionActor {
 
     fn publish(&self, deltas: &[ObservationDelta]) {
         for delta in deltas {
-            if let Some(tx) = self.seat_streams.get(&delta.seat) {
+            if let Some(tx) = self.seat_streams.get(&delta.seat)
+                && tx.receiver_count() > 0
+            {
                 let _ = tx.send(Arc::new(StreamItem { event: "delta", data: canonical_json(&delta.to_value()) }));
             }
         }
@@ -617,10 +642,13 @@ impl SessionActor {
             ));
         }
         let submission_id = map.get("submissionId").and_then(Value::as_str).map(str::to_owned);
-        let request = canonical_json(&body);
+        let request = fingerprint(&body);
         let key = submission_id.as_deref().map(|id| act_key(seat, id));
-        if let Some(key) = &key
-            && let Some(stored) = self.answers.get(&("act".to_owned(), key.clone()))
+        let stored = match &key {
+            Some(key) => self.stored_act_answer(key).await,
+            None => None,
+        };
+        if let Some(stored) = &stored
             && stored.request == request
         {
             return Ok(Answer { status: stored.status, body: stored.body.clone() });
@@ -628,7 +656,12 @@ impl SessionActor {
         // The lease decides first: a refused dispatch is never registered.
         let granted = self.dispatch_lease(seat, presented, LeaseOp::Act).await?;
         let epoch = granted.epoch;
-        let prepared = self.kernel.prepare_ingest_value(&body).map_err(from_kernel)?;
+        let submission = gaos_kernel::CommandSubmission::from_value(&body).map_err(|e| from_kernel(e.into()))?;
+        let prepared = match self.kernel.prepare_ingest_and_resolve(&submission) {
+            Ok(p) => p,
+            Err(e @ gaos_kernel::KernelError::Reducer { .. }) => return Err(self.game_failed(e).await),
+            Err(e) => return Err(from_kernel(e)),
+        };
         if prepared.is_noop() {
             // An exact retry whose answer was not stored: the completing ingest
             // was persisted but its resolution (which carries the answer) was
@@ -642,10 +675,15 @@ impl SessionActor {
             if turns && self.kernel.window().is_complete() && !self.kernel.is_terminal() {
                 return Err(HostError::unavailable("the complete window could not be resolved yet; retry"));
             }
+            if let Some(stored) = stored {
+                // Answered before (to a retry that differed only in fields
+                // the kernel ignores): keep the first answer.
+                return Ok(Answer { status: stored.status, body: stored.body });
+            }
             let answer = self
                 .observe(Some(seat))
                 .map(|a| if a.status == 202 { a } else { Answer { status: 200, body: a.body } })?;
-            if let Some(key) = key.filter(|k| !self.answers.contains_key(&("act".to_owned(), k.clone()))) {
+            if let Some(key) = key {
                 let op = self.answer_op("act", &key, &request, &answer);
                 self.writer
                     .write(WriteBatch { ops: vec![op.clone()] })
@@ -657,20 +695,15 @@ impl SessionActor {
         }
         let receipt = prepared.receipt().cloned().expect("ingest yields a receipt");
         let key = key.expect("an accepted submission has an id");
-        let turns = self.config.cadence().ok() == Some(Cadence::Turns);
-        let completes = receipt.awaiting_participants.is_empty();
-        if turns && completes {
-            // Persist the ingest, then resolve the window; the answer is the
-            // resolved envelope and is stored with the resolution.
-            let book = self.lease_op();
-            self.run_transition(prepared, vec![book]).await?;
-            let advance = match self.kernel.prepare_advance(None) {
-                Ok(p) => p,
-                Err(e) => return Err(self.game_failed(e).await),
-            };
-            let answer = self.resolved_answer_after(seat, &advance);
+        if prepared.summary().is_some() {
+            // The ingest completed a turns window and the resolution was
+            // prepared with it: one durable write carries both transitions
+            // and the answer (the resolved envelope).
+            let answer = self.resolved_answer_after(seat, &prepared);
             let op = self.answer_op("act", &key, &request, &answer);
-            self.run_transition(advance, vec![op.clone()]).await?;
+            let mut ops = vec![op.clone()];
+            ops.extend(self.lease_op_if_due());
+            self.run_transition(prepared, ops).await?;
             self.remember(op);
             return Ok(answer);
         }
@@ -689,8 +722,9 @@ impl SessionActor {
             Answer::json(202, &envelope::envelope(&self.id, self.kernel.cursor(), tick, Some(pending), ext))
         };
         let op = self.answer_op("act", &key, &request, &answer);
-        let book = self.lease_op();
-        self.run_transition(prepared, vec![op.clone(), book]).await?;
+        let mut ops = vec![op.clone()];
+        ops.extend(self.lease_op_if_due());
+        self.run_transition(prepared, ops).await?;
         self.remember(op);
         let _ = epoch;
         Ok(answer)
@@ -746,8 +780,31 @@ impl SessionActor {
 
     fn remember(&mut self, op: WriteOp) {
         if let WriteOp::Answer(answer) = op {
+            if answer.kind == "act" {
+                self.act_answer_order.push_back(answer.key.clone());
+                while self.act_answer_order.len() > ANSWERS_IN_MEMORY {
+                    if let Some(old) = self.act_answer_order.pop_front() {
+                        self.answers.remove(&("act".to_owned(), old));
+                        self.answers_evicted = true;
+                    }
+                }
+            }
             self.answers.insert((answer.kind.clone(), answer.key.clone()), answer);
         }
+    }
+
+    /// A stored act answer: from memory, or from the store when older
+    /// answers were evicted (or the session was rehydrated).
+    async fn stored_act_answer(&mut self, key: &str) -> Option<StoredAnswer> {
+        if let Some(answer) = self.answers.get(&("act".to_owned(), key.to_owned())) {
+            return Some(answer.clone());
+        }
+        if !self.answers_evicted {
+            return None;
+        }
+        let reader = Arc::clone(&self.reader);
+        let (id, key) = (self.id.clone(), key.to_owned());
+        tokio::task::spawn_blocking(move || reader.load_answer(&id, "act", &key)).await.ok()?.ok()?
     }
 
     // ----- attach ------------------------------------------------------------
@@ -810,7 +867,7 @@ impl SessionActor {
         if !self.policy.attachable() {
             return Err(HostError::conflict("not_attachable", "this session's policy says it is not attachable"));
         }
-        let request = canonical_json(&body);
+        let request = fingerprint(&body);
         let key = format!("{seat}\u{0}{request_id}");
         if let Some(stored) = self.answers.get(&("attach".to_owned(), key.clone())) {
             let stored_revision = gaos_json::parse(&stored.body)
@@ -987,7 +1044,7 @@ impl SessionActor {
         {
             return Err(HostError::invalid_request("extensions must be a JSON object"));
         }
-        let request = canonical_json(&body);
+        let request = fingerprint(&body);
         if let Some(stored) = self.answers.get(&("finalize".to_owned(), "result".to_owned())) {
             if stored.request == request {
                 return Ok(Answer { status: stored.status, body: stored.body.clone() });
@@ -1092,16 +1149,12 @@ impl SessionActor {
         self.config.lease_ms.unwrap_or(self.lease_bounds.default_ms)
     }
 
-    /// The duration of a requested claim (`{"durationMs": N}`), within bounds.
+    /// The duration of a requested claim (`{"durationMs": N}`, or `{}` for
+    /// the default), within bounds.
     fn lease_duration(&self, request: Option<&Value>) -> Result<u64, HostError> {
-        match request {
+        match crate::config::requested_lease_ms(request, &self.lease_bounds).map_err(HostError::invalid_request)? {
+            Some(ms) => Ok(ms),
             None => Ok(self.default_lease_ms()),
-            Some(v) => {
-                let ms = v.get("durationMs").and_then(Value::as_u64).ok_or_else(|| {
-                    HostError::invalid_request("lease must be {\"durationMs\": N} with N a non-negative integer")
-                })?;
-                self.lease_bounds.check(ms).map_err(HostError::invalid_request)
-            }
         }
     }
 
@@ -1110,8 +1163,17 @@ impl SessionActor {
         self.tick_period_ms.is_some()
     }
 
-    fn lease_op(&self) -> WriteOp {
+    fn lease_op(&mut self) -> WriteOp {
+        self.persisted_book = self.leases.clone();
         WriteOp::SessionState { session_id: self.id.clone(), key: "leases".into(), value: self.leases.to_json() }
+    }
+
+    /// The lease book write, only when it changed beyond a lease slide of
+    /// less than a tenth of the lease (acts slide the lease every time; a
+    /// restart may then see a claim expire up to that much early, which only
+    /// pauses the seat until its holder renews).
+    fn lease_op_if_due(&mut self) -> Option<WriteOp> {
+        self.leases.drifted_from(&self.persisted_book).then(|| self.lease_op())
     }
 
     /// Persist lease events: each as an `extension` event on lane

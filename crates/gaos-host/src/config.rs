@@ -194,6 +194,23 @@ impl LeaseBounds {
     }
 }
 
+/// The duration a create/attach `lease` field asks for: `None` when absent
+/// or `{}` (the host default), the checked `durationMs` otherwise.
+pub fn requested_lease_ms(lease: Option<&Value>, bounds: &LeaseBounds) -> Result<Option<u64>, String> {
+    let Some(lease) = lease else { return Ok(None) };
+    let map = lease.as_object().ok_or("lease must be an object like {\"durationMs\": N}")?;
+    if let Some(key) = map.keys().find(|k| k.as_str() != "durationMs") {
+        return Err(format!("unknown lease field {key:?} (known: durationMs)"));
+    }
+    match map.get("durationMs") {
+        None => Ok(None),
+        Some(v) => {
+            let ms = v.as_u64().ok_or("lease.durationMs must be a non-negative integer")?;
+            bounds.check(ms).map(Some)
+        }
+    }
+}
+
 /// Parse and validate a create request body against the game registry.
 pub fn parse_create(
     body: &Value,
@@ -204,8 +221,9 @@ pub fn parse_create(
     bounds: &LeaseBounds,
 ) -> Result<SessionConfig, HostError> {
     let map = body.as_object().ok_or_else(|| bad("the create body must be a JSON object"))?;
-    const KNOWN: [&str; 13] = [
+    const KNOWN: [&str; 14] = [
         "game",
+        "sessionId",
         "levelId",
         "levelVersion",
         "level",
@@ -327,18 +345,7 @@ pub fn parse_create(
         None => SessionPolicy::host_default(),
         Some(v) => SessionPolicy::from_value(v).map_err(bad)?,
     };
-    let lease_ms = match map.get("lease") {
-        None => None,
-        Some(v) => Some(
-            bounds
-                .check(
-                    v.get("durationMs")
-                        .and_then(Value::as_u64)
-                        .ok_or_else(|| bad("lease must be {\"durationMs\": N} with N a non-negative integer"))?,
-                )
-                .map_err(bad)?,
-        ),
-    };
+    let lease_ms = requested_lease_ms(map.get("lease"), bounds).map_err(bad)?;
     Ok(SessionConfig {
         session_id,
         game: game.game_ref().id,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use gaos_games::GameRegistry;
 use gaos_json::{Map, Value, hex_encode};
 use gaos_kernel::{SessionEvent, SessionKernel};
-use tokio::sync::{Mutex, OnceCell};
+use tokio::sync::OnceCell;
 
 use crate::actor::{
     ActorHandle, ActorInit, Answer, Command, SessionActor, SessionSummary, Subscription, revoked_error,
@@ -50,7 +50,7 @@ struct HostInner {
     reader: Arc<dyn StoreReader>,
     metrics: Arc<Metrics>,
     credentials: Credentials,
-    sessions: Mutex<HashMap<String, Slot>>,
+    sessions: std::sync::RwLock<HashMap<String, Slot>>,
     options: HostOptions,
     clock: Arc<HostClock>,
     reconcile: std::sync::Mutex<Value>,
@@ -148,7 +148,7 @@ impl Host {
                 reader,
                 metrics,
                 credentials: Credentials::new(operator_token, records),
-                sessions: Mutex::new(HashMap::new()),
+                sessions: std::sync::RwLock::new(HashMap::new()),
                 options,
                 clock,
                 reconcile: std::sync::Mutex::new(Value::Null),
@@ -194,7 +194,7 @@ impl Host {
                         WriteOp::SetStatus { session_id: record.id.clone(), status: SessionStatus::Revoked },
                     ];
                     let _ = host.inner.writer.write(WriteBatch { ops }).await;
-                    host.inner.sessions.lock().await.remove(&record.id);
+                    host.sessions_write().remove(&record.id);
                     report.failed.push((record.id, e.message))
                 }
             }
@@ -208,6 +208,14 @@ impl Host {
     /// The host clock.
     pub fn clock(&self) -> &Arc<HostClock> {
         &self.inner.clock
+    }
+
+    fn sessions_read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, Slot>> {
+        self.inner.sessions.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn sessions_write(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<String, Slot>> {
+        self.inner.sessions.write().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     pub fn metrics(&self) -> &Arc<Metrics> {
@@ -225,9 +233,10 @@ impl Host {
 
     /// The actor of session `id`, rehydrating it from the store on first use.
     pub async fn session(&self, id: &str) -> Result<ActorHandle, HostError> {
-        let slot = {
-            let mut sessions = self.inner.sessions.lock().await;
-            Arc::clone(sessions.entry(id.to_owned()).or_default())
+        let existing = self.sessions_read().get(id).cloned();
+        let slot = match existing {
+            Some(slot) => slot,
+            None => Arc::clone(self.sessions_write().entry(id.to_owned()).or_default()),
         };
         slot.get_or_try_init(|| self.load(id)).await.cloned()
     }
@@ -279,6 +288,7 @@ impl Host {
             answers,
             writer: self.inner.writer.clone(),
             metrics: Arc::clone(&self.inner.metrics),
+            reader: Arc::clone(&self.inner.reader),
             leases,
             clock: Arc::clone(&self.inner.clock),
             lease_bounds: self.inner.options.lease_bounds,
@@ -322,7 +332,16 @@ impl Host {
                 format!("unknown game {game_id:?}; this host serves {}", known.join(", ")),
             )
         })?;
-        let session_id = format!("s-{}", hex_encode(&rand::random::<[u8; 8]>()));
+        let session_id = match body.get("sessionId") {
+            None => format!("s-{}", hex_encode(&rand::random::<[u8; 8]>())),
+            Some(Value::String(id)) if gaos_kernel::protocol::is_valid_participant_id(id) => {
+                self.require_new_session_id(id).await?;
+                id.clone()
+            }
+            Some(_) => {
+                return Err(HostError::invalid_request("sessionId must match ^[A-Za-z0-9_.:@-]{1,128}$"));
+            }
+        };
         let now = self.inner.clock.now_ms();
         let bounds = self.inner.options.lease_bounds;
         let config = parse_create(&body, &game, session_id.clone(), rand::random::<u32>(), now, &bounds)?;
@@ -400,15 +419,15 @@ impl Host {
             answers: Vec::new(),
             writer: self.inner.writer.clone(),
             metrics: Arc::clone(&self.inner.metrics),
+            reader: Arc::clone(&self.inner.reader),
             leases,
             clock: Arc::clone(&self.inner.clock),
             lease_bounds: bounds,
         });
         {
-            let mut sessions = self.inner.sessions.lock().await;
             let slot: Slot = Arc::new(OnceCell::new());
             let _ = slot.set(handle.clone());
-            sessions.insert(session_id.clone(), slot);
+            self.sessions_write().insert(session_id.clone(), slot);
         }
         tracing::info!(session = %session_id, game = %game_id, "session created");
         let mut ext = Map::new();
@@ -421,6 +440,21 @@ impl Host {
         ext.insert(EXT_POLICY.into(), Value::Object(policy));
         ext.insert(EXT_LEASE.into(), Value::Object(lease_ext));
         handle.ask(|reply| Command::CreatorEnvelope { extensions: ext, reply }).await
+    }
+
+    /// \[P\] An operator may name the session it creates (`sessionId`, e.g.
+    /// benchmark episodes, whose replays must not depend on a random id);
+    /// an id already in use is refused with 409 `session_exists`.
+    async fn require_new_session_id(&self, id: &str) -> Result<(), HostError> {
+        let taken = self.sessions_read().get(id).is_some_and(|slot| slot.initialized()) || {
+            let reader = Arc::clone(&self.inner.reader);
+            let owned = id.to_owned();
+            blocking(move || reader.load_session(&owned)).await?.is_some()
+        };
+        if taken {
+            return Err(HostError::conflict("session_exists", format!("a session with id {id:?} already exists")));
+        }
+        Ok(())
     }
 
     /// `GET /v1/sessions/{id}/tick`.
@@ -512,7 +546,7 @@ impl Host {
         Self::require_operator(caller)?;
         let now = self.inner.clock.advance(ms).map_err(|e| HostError::not_found("not_found", e))?;
         let handles: Vec<ActorHandle> = {
-            let sessions = self.inner.sessions.lock().await;
+            let sessions = self.sessions_read();
             sessions.values().filter_map(|slot| slot.get().cloned()).collect()
         };
         for handle in handles {
@@ -534,7 +568,14 @@ impl Host {
             _ => return Err(HostError::forbidden("this token belongs to another session")),
         }
         let handle = self.session(id).await?;
-        handle.ask(|reply| Command::Finalize { body, reply }).await
+        let answer = handle.ask(|reply| Command::Finalize { body, reply }).await?;
+        // A finalized session leaves memory: its actor stops once in-flight
+        // requests are done, and later calls rehydrate it from the store.
+        // Long benchmark runs would otherwise keep every episode loaded.
+        if answer.status == 200 {
+            self.sessions_write().remove(id);
+        }
+        Ok(answer)
     }
 
     /// `GET /v1/sessions/{id}/snapshot`.
@@ -608,7 +649,7 @@ impl Host {
         let reader = Arc::clone(&self.inner.reader);
         let records = blocking(move || reader.list_sessions(status)).await?;
         let live: Vec<(String, ActorHandle)> = {
-            let sessions = self.inner.sessions.lock().await;
+            let sessions = self.sessions_read();
             sessions.iter().filter_map(|(id, slot)| slot.get().map(|h| (id.clone(), h.clone()))).collect()
         };
         let mut summaries: HashMap<String, SessionSummary> = HashMap::new();

@@ -346,6 +346,11 @@ impl LeaseBook {
                     if let LeaseOp::Pause(reason) = op {
                         return Ok(Self::pause_seat(lease, seat, reason, 0, events));
                     }
+                    if let LeaseOp::Stop(_) = op {
+                        // Stopping is safe from anyone entitled to the seat
+                        // (rule 7); the caller revokes the session.
+                        return Ok(Granted { epoch: 0, events, implicit_claim: false });
+                    }
                     if matches!(op, LeaseOp::Act | LeaseOp::Resume | LeaseOp::Renew | LeaseOp::Heartbeat) {
                         let epoch = 1;
                         lease.current = Some(Claim {
@@ -459,6 +464,40 @@ impl LeaseBook {
         let lease = self.seat(seat);
         let epoch = lease.current.as_ref().map_or(0, |c| c.epoch);
         Self::pause_seat(lease, seat, reason, epoch, Vec::new()).events
+    }
+
+    /// Whether this book differs from `persisted` by more than lease slides
+    /// of under a tenth of their duration (which are persisted lazily).
+    pub fn drifted_from(&self, persisted: &LeaseBook) -> bool {
+        if self.revoked != persisted.revoked || self.seats.len() != persisted.seats.len() {
+            return true;
+        }
+        for (seat, now) in &self.seats {
+            let Some(then) = persisted.seats.get(seat) else { return true };
+            if now.superseded != then.superseded
+                || now.safety_paused != then.safety_paused
+                || now.pause_reasons != then.pause_reasons
+            {
+                return true;
+            }
+            match (&now.current, &then.current) {
+                (None, None) => {}
+                (Some(a), Some(b)) => {
+                    let same_claim = a.epoch == b.epoch
+                        && a.token_hash == b.token_hash
+                        && a.holder_id == b.holder_id
+                        && a.duration_ms == b.duration_ms
+                        && a.issued_at == b.issued_at
+                        && a.lapse_recorded == b.lapse_recorded;
+                    let slack = (a.duration_ms / 10) as i64;
+                    if !same_claim || (a.expires_at - b.expires_at).abs() > slack {
+                        return true;
+                    }
+                }
+                _ => return true,
+            }
+        }
+        false
     }
 
     /// Revoke the session (stop, emergency stop, game failure). Final.

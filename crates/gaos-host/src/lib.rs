@@ -20,6 +20,7 @@
 
 pub mod actor;
 pub mod auth;
+pub mod bench;
 pub mod clock;
 pub mod config;
 pub mod envelope;

@@ -19,6 +19,19 @@ pub async fn serve(
     options: ServeOptions,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), String> {
+    serve_with_routes(options, |_, _| axum::Router::new(), shutdown).await
+}
+
+/// [`serve`], with more routes merged into the host's router: `extra` gets
+/// the opened host and the bound address (to reach the host's own API over
+/// loopback) and returns a router without a fallback. This is how the
+/// binary mounts layers above the host (the MCP endpoint) without the host
+/// depending on them.
+pub async fn serve_with_routes(
+    options: ServeOptions,
+    extra: impl FnOnce(&Host, std::net::SocketAddr) -> axum::Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), String> {
     std::fs::create_dir_all(&options.data_dir)
         .map_err(|e| format!("cannot create the data directory {}: {e}", options.data_dir.display()))?;
     let (token, source) = operator_token(&options.data_dir)
@@ -52,5 +65,6 @@ pub async fn serve(
     }
     use std::io::Write;
     let _ = std::io::stdout().flush();
-    axum::serve(listener, crate::http::router(host)).with_graceful_shutdown(shutdown).await.map_err(|e| e.to_string())
+    let routes = crate::http::router(host.clone()).merge(extra(&host, address));
+    axum::serve(listener, routes).with_graceful_shutdown(shutdown).await.map_err(|e| e.to_string())
 }

@@ -155,22 +155,6 @@ pub trait StoreWriter: Send {
     /// Apply batches in one durable transaction; one result per batch. A
     /// failing batch leaves no trace and does not fail the others.
     fn apply_group(&mut self, batches: &[WriteBatch]) -> Vec<Result<(), StoreError>>;
-
-    /// Opt in to pipelined group commit. When this returns a [`StoreSync`],
-    /// `apply_group` from then on commits *without* waiting for the disk,
-    /// and a group is durable only once a [`StoreSync::sync`] that started
-    /// after its `apply_group` returned has succeeded; the writer answers
-    /// callers only then. The default (`None`) keeps every `apply_group`
-    /// durable on its own.
-    fn deferred_sync(&mut self) -> Result<Option<Box<dyn StoreSync>>, StoreError> {
-        Ok(None)
-    }
-}
-
-/// Makes every group applied so far durable (see [`StoreWriter::deferred_sync`]);
-/// runs on its own thread, beside the next `apply_group`.
-pub trait StoreSync: Send {
-    fn sync(&mut self) -> Result<(), StoreError>;
 }
 
 /// The read side (blocking; call from `spawn_blocking`).
@@ -178,7 +162,11 @@ pub trait StoreReader: Send + Sync {
     fn list_sessions(&self, status: Option<SessionStatus>) -> Result<Vec<SessionRecord>, StoreError>;
     fn load_session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError>;
     fn load_events(&self, id: &str) -> Result<Vec<StoredEvent>, StoreError>;
+    /// The stored answers of a session other than acts (attach, finalize);
+    /// act answers are many and read one by one with [`StoreReader::load_answer`].
     fn load_answers(&self, id: &str) -> Result<Vec<StoredAnswer>, StoreError>;
+    /// One stored answer.
+    fn load_answer(&self, id: &str, kind: &str, key: &str) -> Result<Option<StoredAnswer>, StoreError>;
     fn load_credentials(&self) -> Result<Vec<CredentialRecord>, StoreError>;
     fn load_session_state(&self, id: &str) -> Result<Vec<(String, String)>, StoreError>;
 }

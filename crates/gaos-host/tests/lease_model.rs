@@ -106,7 +106,10 @@ impl Model {
                     self.safety = true;
                     "ok"
                 }
-                LeaseOp::Stop(_) => "capability_rejected",
+                LeaseOp::Stop(_) => {
+                    self.revoked = true;
+                    "ok"
+                }
                 _ => {
                     self.any_claim = true;
                     self.epoch = 1;

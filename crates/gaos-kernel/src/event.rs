@@ -260,7 +260,14 @@ pub struct EventLog {
     len: usize,
 }
 
+/// Largest chunk (events).
 const EVENT_CHUNK: usize = 4096;
+
+/// The first chunk's capacity; each later chunk doubles, up to
+/// [`EVENT_CHUNK`]. A short session (a benchmark episode) then holds a few
+/// KiB of log, not a whole 4096-event block (≈1.6 MiB, often backed by a
+/// freshly zeroed huge page).
+const FIRST_CHUNK: usize = 64;
 
 impl EventLog {
     pub fn new() -> Self {
@@ -277,7 +284,11 @@ impl EventLog {
 
     pub fn push(&mut self, event: SessionEvent) {
         if self.chunks.last().is_none_or(|c| c.len() == c.capacity()) {
-            self.chunks.push(Vec::with_capacity(EVENT_CHUNK));
+            let capacity = self
+                .chunks
+                .last()
+                .map_or(FIRST_CHUNK, |c| c.capacity().saturating_mul(2).clamp(FIRST_CHUNK, EVENT_CHUNK));
+            self.chunks.push(Vec::with_capacity(capacity));
         }
         self.chunks.last_mut().expect("a chunk with room exists").push(event);
         self.len += 1;

@@ -86,6 +86,9 @@ pub enum PreparedResult {
     Ingest(IngestReceipt),
     Advance(AdvanceSummary),
     Extension,
+    /// [`SessionKernel::prepare_ingest_and_resolve`]: the ingest and the
+    /// resolution it made ready.
+    IngestAndAdvance(IngestReceipt, AdvanceSummary),
 }
 
 impl PreparedResult {
@@ -95,6 +98,12 @@ impl PreparedResult {
             PreparedResult::Ingest(r) => gaos_json::to_value(r).expect("receipt is JSON"),
             PreparedResult::Advance(s) => gaos_json::to_value(s).expect("summary is JSON"),
             PreparedResult::Extension => Value::Null,
+            PreparedResult::IngestAndAdvance(r, s) => {
+                let mut map = gaos_json::Map::new();
+                map.insert("receipt".into(), gaos_json::to_value(r).expect("receipt is JSON"));
+                map.insert("summary".into(), gaos_json::to_value(s).expect("summary is JSON"));
+                Value::Object(map)
+            }
         }
     }
 }
@@ -155,13 +164,13 @@ impl<S> Prepared<S> {
     }
     pub fn receipt(&self) -> Option<&IngestReceipt> {
         match &self.result {
-            PreparedResult::Ingest(r) => Some(r),
+            PreparedResult::Ingest(r) | PreparedResult::IngestAndAdvance(r, _) => Some(r),
             _ => None,
         }
     }
     pub fn summary(&self) -> Option<&AdvanceSummary> {
         match &self.result {
-            PreparedResult::Advance(s) => Some(s),
+            PreparedResult::Advance(s) | PreparedResult::IngestAndAdvance(_, s) => Some(s),
             _ => None,
         }
     }
@@ -222,6 +231,9 @@ enum Patch<S> {
     Ingest(Box<IngestPatch>),
     Extension,
     Advance(Box<AdvancePatch<S>>),
+    /// An ingest and the resolution it made ready: two consecutive
+    /// transitions prepared together (persisted in one write).
+    IngestThenAdvance(Box<IngestPatch>, Box<AdvancePatch<S>>),
 }
 
 struct IngestPatch {
@@ -782,6 +794,48 @@ where
         Ok(self.prepared(next, events, Vec::new(), PreparedResult::Ingest(receipt), patch))
     }
 
+    /// Ingest a submission and, in turns cadence, resolve the window it
+    /// completes in the same prepared value: two consecutive transitions
+    /// (the `intent-accepted` event at revision n+1, the resolution at n+2)
+    /// that a host persists in one write. Identical in events, deltas and
+    /// state to `prepare_ingest` + commit + `prepare_advance` + commit.
+    /// Anything else (pending windows, duplicates, ticks cadence) is a plain
+    /// ingest.
+    pub fn prepare_ingest_and_resolve(&self, sub: &CommandSubmission) -> Result<Prepared<R::State>, KernelError> {
+        let mut ingest = self.prepare_ingest(sub)?;
+        let ready = matches!(self.options.cadence, Cadence::Turns)
+            && ingest.receipt().is_some_and(|r| !r.is_duplicate() && r.awaiting_participants.is_empty());
+        if !ready {
+            return Ok(ingest);
+        }
+        let Some(Patch::Ingest(patch)) = ingest.patch.take() else {
+            return Err(KernelError::lifecycle(LifecycleCode::AlreadyCompleted, "the ingest holds no patch"));
+        };
+        let mut draft = self.start_draft();
+        draft.next_revision += 1;
+        draft.window.intents.insert(patch.seat.clone(), patch.intent.clone());
+        draft.window_actions.insert(patch.seat.clone(), patch.action.clone());
+        self.resolve_once(&mut draft, ResolutionCause::Complete, None)?;
+        let mut advance = self.finish_advance(draft, false)?;
+        let receipt = ingest.receipt().cloned().expect("an ingest has a receipt");
+        let summary = advance.summary().cloned().expect("an advance has a summary");
+        let Some(Patch::Advance(advance_patch)) = advance.patch.take() else {
+            return Err(KernelError::lifecycle(LifecycleCode::AlreadyCompleted, "the advance holds no patch"));
+        };
+        let mut events = std::mem::take(&mut ingest.events);
+        events.append(&mut advance.events);
+        Ok(Prepared {
+            base: self.live.transition_revision,
+            next: advance.next,
+            events,
+            deltas: std::mem::take(&mut advance.deltas),
+            result: PreparedResult::IngestAndAdvance(receipt, summary),
+            owner: self.id,
+            completion: Completion::Open,
+            patch: Some(Patch::IngestThenAdvance(patch, advance_patch)),
+        })
+    }
+
     /// Submitted/awaiting lists of the open window once `seat` submitted.
     fn lists_with(&self, seat: &str) -> (Vec<String>, Vec<String>) {
         let window = &self.live.window;
@@ -906,6 +960,7 @@ where
             resolutions: 0,
             terminal: self.is_terminal(),
             rejected: false,
+            next_revision: self.live.transition_revision + 1,
         }
     }
 
@@ -1074,7 +1129,7 @@ where
         cause: ResolutionCause,
         system_input: Option<CanonicalInput>,
     ) -> Result<(), KernelError> {
-        let next_revision = self.live.transition_revision + 1;
+        let next_revision = draft.next_revision;
         let window = &draft.window;
         let mut inputs: Vec<CanonicalInput> = Vec::with_capacity(window.intents.len() + 1);
         for participant in &window.participants {
@@ -1311,7 +1366,7 @@ where
             draft.bodies.push(EventBody::Checkpoint { tick: draft.tick, digest });
             draft.last_checkpoint_tick = draft.tick;
         }
-        let next = self.live.transition_revision + 1;
+        let next = draft.next_revision;
         let events = match self.finish_events(next, std::mem::take(&mut draft.bodies)) {
             Ok(events) => events,
             Err(e) => {
@@ -1355,9 +1410,11 @@ where
     // ----- completion ------------------------------------------------------
 
     fn discard_patch(&self, patch: Option<Patch<R::State>>) {
-        if let Some(Patch::Advance(advance)) = patch
-            && let Some(draft) = advance.state
-        {
+        let advance = match patch {
+            Some(Patch::Advance(advance)) | Some(Patch::IngestThenAdvance(_, advance)) => advance,
+            _ => return,
+        };
+        if let Some(draft) = advance.state {
             self.isolation.discard(draft);
         }
     }
@@ -1423,9 +1480,17 @@ where
         Ok(prepared)
     }
 
-    fn apply(&mut self, patch: Patch<R::State>, events: Vec<SessionEvent>, next: u64) {
+    fn apply(&mut self, patch: Patch<R::State>, mut events: Vec<SessionEvent>, next: u64) {
+        if let Patch::IngestThenAdvance(ingest, advance) = patch {
+            let split = events.iter().position(|e| e.transition_revision == next).unwrap_or(events.len());
+            let advance_events = events.split_off(split);
+            self.apply(Patch::Ingest(ingest), events, next - 1);
+            self.apply(Patch::Advance(advance), advance_events, next);
+            return;
+        }
         let live = &mut self.live;
         match patch {
+            Patch::IngestThenAdvance(..) => unreachable!("split above"),
             Patch::Noop => {}
             Patch::Extension => {}
             Patch::Ingest(ingest) => {
@@ -1557,4 +1622,6 @@ struct Draft<S> {
     resolutions: u64,
     terminal: bool,
     rejected: bool,
+    /// Transition revision the draft's events and deltas carry.
+    next_revision: u64,
 }

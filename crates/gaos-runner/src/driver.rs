@@ -100,6 +100,15 @@ pub trait AgentDriver: Send {
     /// authoritative session is not touched.
     fn reset(&mut self) {}
 
+    /// The seat's session already holds `decisions` commands that this
+    /// driver, or the same driver in a process that stopped, decided (a
+    /// resumed benchmark episode). Deterministic drivers skip ahead so the
+    /// run goes on exactly as if it had never stopped; the default does
+    /// nothing (a model starts a fresh conversation, as after any attach).
+    fn resume_after(&mut self, decisions: u64) {
+        let _ = decisions;
+    }
+
     /// Decide the next command.
     fn act<'a>(&'a mut self, context: DriverContext<'a>) -> BoxFuture<'a, Result<Decision, DriverError>>;
 }

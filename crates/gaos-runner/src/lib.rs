@@ -22,9 +22,10 @@
 //!   `first-legal`, `scripted`, `human` and `openai` (any OpenAI-compatible
 //!   chat-completions endpoint; cargo feature `openai`, on by default).
 //!
-//! Benchmark orchestration builds on these: a benchmark episode is a session
-//! created (or attached) with a policy, run with [`run_session`], and
-//! finalized. There is no benchmark-only handle or runner.
+//! Benchmark orchestration ([`benchmark`]) builds on these: a benchmark
+//! episode is a session created (or attached) with a policy by a
+//! [`benchmark::SessionFactory`], run with [`run_session`], and finalized.
+//! There is no benchmark-only handle or runner.
 //!
 //! # Example
 //!
@@ -100,6 +101,7 @@
 //! - A handle also turns terminal on `gaos.session.finalization.status ==
 //!   "finalized"` (another holder finalized), not only `terminal`.
 
+pub mod benchmark;
 pub mod driver;
 pub mod drivers;
 pub mod error;

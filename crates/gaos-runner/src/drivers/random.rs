@@ -8,7 +8,8 @@ use crate::handle::BoxFuture;
 
 /// Picks `legal_actions[floor(draw × len)]` with `draw` from `mulberry32(seed)`,
 /// so the same seed and the same observations give the same commands.
-/// `reset` keeps the generator running (it is not conversation context).
+/// `reset` keeps the generator running (it is not conversation context);
+/// `resume_after(n)` skips the `n` draws already used.
 #[derive(Debug, Clone)]
 pub struct RandomDriver {
     rng: Mulberry32,
@@ -28,6 +29,14 @@ impl AgentDriver for RandomDriver {
 
     fn label(&self) -> &str {
         "random legal action (seeded mulberry32)"
+    }
+
+    /// Draw (and drop) one number per decision already made: every
+    /// decision of this driver draws exactly once.
+    fn resume_after(&mut self, decisions: u64) {
+        for _ in 0..decisions {
+            self.rng.next_u32();
+        }
     }
 
     fn act<'a>(&'a mut self, context: DriverContext<'a>) -> BoxFuture<'a, Result<Decision, DriverError>> {

@@ -58,6 +58,12 @@ impl AgentDriver for ScriptedDriver {
         "scripted commands (JSONL)"
     }
 
+    /// Skip the commands already submitted.
+    fn resume_after(&mut self, decisions: u64) {
+        let skip = usize::try_from(decisions).unwrap_or(usize::MAX);
+        self.next = self.next.saturating_add(skip).min(self.commands.len());
+    }
+
     fn act<'a>(&'a mut self, _context: DriverContext<'a>) -> BoxFuture<'a, Result<Decision, DriverError>> {
         let decision = match self.commands.get(self.next) {
             Some(command) => {

@@ -1,0 +1,701 @@
+//! `gaos bench run | verify`: benchmark orchestration on the command line.
+//!
+//! `run` plays a `gaos.benchmark-manifest.v1` with one driver per seat,
+//! every episode an ordinary session (in process on a private host in
+//! `OUT/host`, or on `--host URL`) driven by `run_session`; it checkpoints
+//! to `OUT/checkpoint.json` (plus its journal), shows a progress bar (plain lines when stderr
+//! is not a terminal), packs and verifies the bundle in `OUT/bundle`,
+//! prints a per-task table and writes `OUT/scores.svg`. `--resume` continues
+//! a stopped run without redoing completed episodes. `verify` checks a
+//! bundle: exit 0 valid, 1 invalid, 2 usage or IO error.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use clap::{Args, Subcommand};
+use gaos_games::GameRegistry;
+use gaos_json::{Map, Value, canonical_json};
+use gaos_kernel::{Game, GameRef};
+use gaos_runner::CancellationToken;
+use gaos_runner::benchmark::{
+    BenchmarkError, BenchmarkManifest, BenchmarkObserver, BenchmarkOptions, BenchmarkRun, BenchmarkStatus,
+    BundleReadError, Checkpoint, CompletedEpisode, DriverAssignment, EpisodePlan, GameInfo, HostedEpisodeFactory,
+    ReplayEpisodeVerifier, SessionFactory, Submission, pack_run, read_bundle_dir, run_benchmark, scoring_plugin,
+    verify_bundle, write_bundle_dir,
+};
+use gaos_runner::drivers::{DriverSettings, DriverSpec, OpenAiConfig};
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// `gaos bench` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Run (or --resume) a benchmark manifest; pack, verify and chart its bundle.
+    Run(RunArgs),
+    /// Verify a benchmark bundle (exit 0 valid, 1 invalid, 2 usage or IO error).
+    Verify(VerifyArgs),
+}
+
+/// `gaos bench run` arguments.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The manifest (gaos.benchmark-manifest.v1 JSON).
+    manifest: PathBuf,
+    /// SPEC (every seat) or SEAT=SPEC; SPEC is random | random:SEED | first-legal |
+    /// scripted:FILE | human | openai | openai:MODEL. Seats not named play random.
+    #[arg(long = "driver")]
+    drivers: Vec<String>,
+    /// Episodes run at once.
+    #[arg(long, default_value_t = 1)]
+    jobs: usize,
+    /// Output directory: checkpoint.json, host/ (in process), bundle/, scores.svg
+    /// (default runs/<benchmark id>-<unix ms>; required with --resume).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Continue the run in --out: keep its completed episodes, attach the ones in progress.
+    #[arg(long)]
+    resume: bool,
+    /// In process: the private host's data directory (default OUT/host). A tmpfs
+    /// directory (e.g. /dev/shm/NAME) skips fsync costs; a resume after a reboot
+    /// then starts its in-progress episodes over.
+    #[arg(long, conflicts_with = "host")]
+    host_data: Option<PathBuf>,
+    /// Run the episodes on a running host (e.g. http://127.0.0.1:8899) instead of in process.
+    #[arg(long)]
+    host: Option<String>,
+    /// Operator token for --host (default: $GAOS_OPERATOR_TOKEN).
+    #[arg(long)]
+    token: Option<String>,
+    /// Start at most this many episodes, then stop (status interrupted; --resume continues).
+    #[arg(long)]
+    max_episodes: Option<usize>,
+    /// openai drivers: endpoint base URL (requests go to BASE/chat/completions).
+    #[arg(long, default_value = gaos_runner::drivers::openai::DEFAULT_BASE_URL)]
+    base_url: String,
+    /// openai drivers: model (openai:MODEL overrides it).
+    #[arg(long, default_value = gaos_runner::drivers::openai::DEFAULT_MODEL)]
+    model: String,
+    /// openai drivers: environment variable with the API key (default: OPENAI_API_KEY, optional).
+    #[arg(long)]
+    api_key_env: Option<String>,
+    /// openai drivers: re-asks after an illegal answer.
+    #[arg(long, default_value_t = 2)]
+    max_reasks: u32,
+    /// Print the summary as one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `gaos bench verify` arguments.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The bundle directory (or a run's output directory holding bundle/).
+    dir: PathBuf,
+    /// An independent copy of the manifest (default: the bundle's own, which proves less).
+    #[arg(long)]
+    manifest: Option<PathBuf>,
+    /// Print the verification result as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Run `gaos bench`.
+pub fn run(command: BenchCommand) -> ExitCode {
+    match command {
+        BenchCommand::Run(args) => run_command(args),
+        BenchCommand::Verify(args) => verify_command(args),
+    }
+}
+
+fn usage(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("gaos bench: {message}");
+    ExitCode::from(2)
+}
+
+/// Resolve a replay's game among the built-in games, by adapter id first.
+fn resolver(registry: &GameRegistry) -> impl Fn(&GameRef) -> Option<Arc<dyn Game>> + Sync + '_ {
+    move |game: &GameRef| registry.by_adapter(&game.adapter.id).or_else(|| registry.get(&game.id))
+}
+
+// ------------------------------------------------------------------- run
+
+/// Everything `run` needs, checked before any session is created.
+struct Setup {
+    manifest: BenchmarkManifest,
+    scorer: Arc<dyn gaos_runner::benchmark::ScoringPlugin>,
+    game: Arc<dyn Game>,
+    drivers: DriverAssignment,
+    settings: DriverSettings,
+    out: PathBuf,
+    checkpoint: PathBuf,
+    resume: Option<Checkpoint>,
+}
+
+fn setup(args: &RunArgs) -> Result<Setup, String> {
+    let text = std::fs::read_to_string(&args.manifest)
+        .map_err(|e| format!("cannot read the manifest {}: {e}", args.manifest.display()))?;
+    let manifest = BenchmarkManifest::parse(&text).map_err(|e| format!("{}: {e}", args.manifest.display()))?;
+    let scorer: Arc<dyn gaos_runner::benchmark::ScoringPlugin> =
+        Arc::from(scoring_plugin(&manifest.scoring.plugin).map_err(|e| e.to_string())?);
+    let registry = GameRegistry::builtin();
+    let game = registry.get(&manifest.benchmark.adapter).ok_or_else(|| {
+        let known: Vec<String> = registry.list().iter().map(|g| g.game_ref().id).collect();
+        format!(
+            "benchmark.adapter {:?} is not a game gaos knows (games: {})",
+            manifest.benchmark.adapter,
+            known.join(", ")
+        )
+    })?;
+    let drivers = DriverAssignment::parse(&args.drivers)?;
+    if args.jobs == 0 {
+        return Err("--jobs must be at least 1".into());
+    }
+    let human = game.seats().iter().any(|seat| *drivers.spec_for(seat) == DriverSpec::Human);
+    if human && args.jobs > 1 {
+        return Err("a human driver plays one episode at a time; use --jobs 1".into());
+    }
+    let settings = DriverSettings {
+        openai: OpenAiConfig {
+            base_url: args.base_url.clone(),
+            model: args.model.clone(),
+            api_key_env: args.api_key_env.clone(),
+            max_reasks: args.max_reasks,
+            ..OpenAiConfig::default()
+        },
+        ..DriverSettings::new(0, "player")
+    };
+    let out = match (&args.out, args.resume) {
+        (Some(out), _) => out.clone(),
+        (None, true) => return Err("--resume needs --out DIR (the directory of the run to continue)".into()),
+        (None, false) => {
+            let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
+            PathBuf::from("runs").join(format!("{}-{ms}", manifest.benchmark.id))
+        }
+    };
+    let checkpoint = out.join("checkpoint.json");
+    let resume = if args.resume {
+        if !checkpoint.exists() {
+            return Err(format!("{} holds no run to resume (no checkpoint.json)", out.display()));
+        }
+        Some(Checkpoint::load(&checkpoint).map_err(|e| e.to_string())?)
+    } else {
+        if checkpoint.exists() {
+            return Err(format!(
+                "{} already holds a run; pass --resume to continue it, or choose another --out",
+                out.display()
+            ));
+        }
+        std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+        None
+    };
+    Ok(Setup { manifest, scorer, game, drivers, settings, out, checkpoint, resume })
+}
+
+fn run_command(args: RunArgs) -> ExitCode {
+    let setup = match setup(&args) {
+        Ok(setup) => setup,
+        Err(e) => return usage(e),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => return usage(format!("cannot start the async runtime: {e}")),
+    };
+    let code = runtime.block_on(run_async(&args, setup));
+    // A person's prompt may still block a thread on stdin; do not wait for it.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    code
+}
+
+async fn run_async(args: &RunArgs, setup: Setup) -> ExitCode {
+    let Setup { manifest, scorer, game, drivers, settings, out, checkpoint, resume } = setup;
+    let info = GameInfo::from_game(game.as_ref());
+    let (factory, agent, where_): (Arc<dyn SessionFactory>, _, String) = match &args.host {
+        None => {
+            let data = args.host_data.clone().unwrap_or_else(|| out.join("host"));
+            let host = match gaos_host::bench::open_bench_host(&data).await {
+                Ok(host) => host,
+                Err(e) => return usage(format!("cannot open the run's host in {}: {e}", data.display())),
+            };
+            let episode_host = gaos_host::bench::InProcessEpisodeHost::new(&host);
+            match HostedEpisodeFactory::new(episode_host, &manifest, info, drivers, settings) {
+                Ok(factory) => {
+                    let agent = factory.agent();
+                    (Arc::new(factory), agent, "in process".to_owned())
+                }
+                Err(e) => return usage(e),
+            }
+        }
+        Some(url) => {
+            let Some(token) = args
+                .token
+                .clone()
+                .or_else(|| std::env::var("GAOS_OPERATOR_TOKEN").ok())
+                .filter(|t| !t.trim().is_empty())
+            else {
+                return usage("--host needs the operator token: pass --token or set GAOS_OPERATOR_TOKEN");
+            };
+            let episode_host = match gaos_client::bench::RemoteEpisodeHost::new(url, &token) {
+                Ok(host) => host,
+                Err(e) => return usage(e),
+            };
+            match HostedEpisodeFactory::new(episode_host, &manifest, info, drivers, settings) {
+                Ok(factory) => {
+                    let agent = factory.agent();
+                    (Arc::new(factory), agent, url.clone())
+                }
+                Err(e) => return usage(e),
+            }
+        }
+    };
+    let resumed = resume.as_ref().map(|c| (c.completed.len(), c.in_progress.len()));
+    let cancel = CancellationToken::new();
+    let interrupt = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            interrupt.cancel();
+        }
+    });
+    let mut options = BenchmarkOptions::new(args.jobs, agent.clone());
+    options.resume = resume;
+    options.checkpoint_path = Some(checkpoint.clone());
+    options.max_new_episodes = args.max_episodes;
+    options.cancel = cancel;
+    {
+        eprintln!(
+            "gaos bench: {} {} on {} ({where_}), agent {}:{}, {} job(s) -> {}",
+            manifest.benchmark.id,
+            manifest.benchmark.version,
+            manifest.benchmark.adapter,
+            agent.kind.as_str(),
+            agent.id,
+            args.jobs,
+            out.display()
+        );
+    }
+    let progress = Arc::new(Progress::new());
+    options.observer = Some(Arc::clone(&progress) as Arc<dyn BenchmarkObserver>);
+    let started = Instant::now();
+    let result = run_benchmark(&manifest, Arc::clone(&scorer), factory, options).await;
+    let elapsed = started.elapsed();
+    progress.finish();
+    let run = match result {
+        Ok(run) => run,
+        Err(BenchmarkError::Episode { episode, message }) => {
+            eprintln!("gaos bench: episode {episode} failed: {message}");
+            eprintln!(
+                "gaos bench: completed episodes are kept in {}; fix the cause and continue with --resume --out {}",
+                checkpoint.display(),
+                out.display()
+            );
+            return ExitCode::FAILURE;
+        }
+        Err(BenchmarkError::Resume(message)) => return usage(format!("cannot resume {}: {message}", out.display())),
+        Err(e) => return usage(e),
+    };
+    let new_episodes = progress.completed.load(Ordering::SeqCst);
+    if run.status == BenchmarkStatus::Interrupted {
+        eprintln!(
+            "gaos bench: interrupted with {}/{} episodes complete; continue with --resume --out {}",
+            run.checkpoint.completed.len(),
+            run.checkpoint.plan.len(),
+            out.display()
+        );
+        if args.json {
+            let mut summary = Map::new();
+            summary.insert("status".into(), "interrupted".into());
+            summary.insert("out".into(), out.display().to_string().into());
+            summary.insert("completed".into(), run.checkpoint.completed.len().into());
+            summary.insert("planned".into(), run.checkpoint.plan.len().into());
+            println!("{}", canonical_json(&Value::Object(summary)));
+        }
+        return ExitCode::FAILURE;
+    }
+    match finish(&manifest, &run, &out, &agent) {
+        Ok(finished) => {
+            report(args, &manifest, &run, &out, &finished, resumed, new_episodes, elapsed);
+            if finished.valid { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+        }
+        Err(e) => usage(e),
+    }
+}
+
+/// What packing, verifying and charting produced.
+struct Finished {
+    bundle: PathBuf,
+    content_digest: String,
+    package_digest: String,
+    valid: bool,
+    reasons: Vec<String>,
+    chart: PathBuf,
+}
+
+/// Pack the bundle into OUT/bundle (replacing an older one), verify it from
+/// disk, write OUT/scores.svg.
+fn finish(
+    manifest: &BenchmarkManifest,
+    run: &BenchmarkRun,
+    out: &Path,
+    agent: &gaos_runner::benchmark::AgentIdentity,
+) -> Result<Finished, String> {
+    let digest = manifest.digest();
+    let submission = Submission::new(format!("submission-{}", &digest[..12]), agent.id.clone(), agent.kind);
+    let packed = pack_run(manifest, run, submission).map_err(|e| e.to_string())?;
+    let bundle = out.join("bundle");
+    let staging = out.join(format!(".bundle-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    write_bundle_dir(&staging, &packed.files).map_err(|e| e.to_string())?;
+    if bundle.exists() {
+        std::fs::remove_dir_all(&bundle).map_err(|e| format!("cannot replace {}: {e}", bundle.display()))?;
+    }
+    std::fs::rename(&staging, &bundle).map_err(|e| format!("cannot move the bundle to {}: {e}", bundle.display()))?;
+    let read = read_bundle_dir(&bundle).map_err(|e| format!("the bundle just written does not read back: {e}"))?;
+    let registry = GameRegistry::builtin();
+    let resolve = resolver(&registry);
+    let scorer = scoring_plugin(&manifest.scoring.plugin).map_err(|e| e.to_string())?;
+    let verifier = ReplayEpisodeVerifier::new(manifest, &resolve, scorer.as_ref());
+    let verification = verify_bundle(&read, manifest, &verifier);
+    let chart = out.join("scores.svg");
+    let aggregate = run.aggregate.as_ref().ok_or("a complete run has an aggregate")?;
+    let svg = task_scores_svg(manifest, aggregate)?;
+    std::fs::write(&chart, svg.as_bytes()).map_err(|e| format!("cannot write {}: {e}", chart.display()))?;
+    Ok(Finished {
+        bundle,
+        content_digest: packed.bundle.content_digest,
+        package_digest: packed.digest,
+        valid: verification.valid,
+        reasons: verification.facts.reasons,
+        chart,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn report(
+    args: &RunArgs,
+    manifest: &BenchmarkManifest,
+    run: &BenchmarkRun,
+    out: &Path,
+    finished: &Finished,
+    resumed: Option<(usize, usize)>,
+    new_episodes: usize,
+    elapsed: Duration,
+) {
+    let aggregate = run.aggregate.as_ref();
+    let per_second = if elapsed.as_secs_f64() > 0.0 { new_episodes as f64 / elapsed.as_secs_f64() } else { 0.0 };
+    if args.json {
+        let mut summary = Map::new();
+        summary.insert("status".into(), "complete".into());
+        summary.insert("out".into(), out.display().to_string().into());
+        summary.insert("bundle".into(), finished.bundle.display().to_string().into());
+        summary.insert("chart".into(), finished.chart.display().to_string().into());
+        summary.insert("contentDigest".into(), finished.content_digest.clone().into());
+        summary.insert("packageDigest".into(), finished.package_digest.clone().into());
+        summary.insert("verified".into(), finished.valid.into());
+        summary.insert("episodes".into(), run.checkpoint.completed.len().into());
+        summary.insert("episodesThisRun".into(), new_episodes.into());
+        if let Some(aggregate) = aggregate {
+            summary.insert("scores".into(), aggregate.to_value());
+        }
+        if let Some((completed, attached)) = resumed {
+            let mut r = Map::new();
+            r.insert("kept".into(), completed.into());
+            r.insert("attached".into(), attached.into());
+            summary.insert("resumed".into(), Value::Object(r));
+        }
+        summary.insert("seconds".into(), Value::number(elapsed.as_secs_f64()).unwrap_or(Value::Null));
+        summary.insert("episodesPerSecond".into(), Value::number(per_second).unwrap_or(Value::Null));
+        println!("{}", canonical_json(&Value::Object(summary)));
+        return;
+    }
+    print!("{}", table(manifest, run));
+    println!();
+    println!("bundle:         {}", finished.bundle.display());
+    println!("content digest: {}", finished.content_digest);
+    println!("package digest: {}", finished.package_digest);
+    println!("chart:          {}", finished.chart.display());
+    if finished.valid {
+        println!("verified:       yes (every replay re-simulated, every score recomputed)");
+    } else {
+        println!("verified:       NO");
+        for reason in &finished.reasons {
+            println!("  - {reason}");
+        }
+    }
+    println!(
+        "time:           {:.2} s for {new_episodes} episode(s) in this run ({per_second:.1} episodes/s)",
+        elapsed.as_secs_f64()
+    );
+}
+
+/// The summary table: per task, episodes, mean score and mean steps; then the aggregate.
+fn table(manifest: &BenchmarkManifest, run: &BenchmarkRun) -> String {
+    let label = format!("aggregate ({})", manifest.scoring.aggregation.as_str());
+    let width = manifest.tasks.iter().map(|t| t.id.chars().count()).max().unwrap_or(4).max(label.chars().count());
+    let mut out = format!("{:<width$}  {:>8}  {:>10}  {:>10}\n", "task", "episodes", "mean score", "mean steps");
+    for (task, score) in run.aggregate.iter().flat_map(|a| a.task_scores.iter()) {
+        let episodes: Vec<&CompletedEpisode> =
+            run.checkpoint.completed.iter().filter(|c| &c.plan.task_id == task).collect();
+        let steps = episodes.iter().map(|c| c.observations.steps as f64).sum::<f64>() / episodes.len().max(1) as f64;
+        out.push_str(&format!("{task:<width$}  {:>8}  {score:>10.4}  {steps:>10.1}\n", episodes.len()));
+    }
+    if let Some(aggregate) = &run.aggregate {
+        out.push_str(&format!(
+            "{label:<width$}  {:>8}  {:>10.4}\n",
+            run.checkpoint.completed.len(),
+            aggregate.aggregate_score
+        ));
+    }
+    out
+}
+
+/// Progress display on stderr: an indicatif bar on a terminal, one line per
+/// event otherwise (`start ID`, `attach ID`, `done ID score S steps N [k/n]`).
+struct Progress {
+    bar: Option<ProgressBar>,
+    total: AtomicUsize,
+    done: AtomicUsize,
+    completed: AtomicUsize,
+    running: AtomicUsize,
+    failed: AtomicUsize,
+}
+
+impl Progress {
+    fn new() -> Self {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::new(0);
+            let style = ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:40.cyan/blue} {pos}/{len} episodes ({msg}) ETA {eta}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ");
+            bar.set_style(style);
+            bar
+        });
+        Progress {
+            bar,
+            total: AtomicUsize::new(0),
+            done: AtomicUsize::new(0),
+            completed: AtomicUsize::new(0),
+            running: AtomicUsize::new(0),
+            failed: AtomicUsize::new(0),
+        }
+    }
+
+    fn message(&self) -> String {
+        format!("{} running, {} failed", self.running.load(Ordering::SeqCst), self.failed.load(Ordering::SeqCst))
+    }
+
+    fn line(&self, text: String) {
+        eprintln!("{text}");
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_with_message(self.message());
+        }
+    }
+}
+
+impl BenchmarkObserver for Progress {
+    fn planned(&self, total: usize, completed: usize, in_progress: usize) {
+        self.total.store(total, Ordering::SeqCst);
+        self.done.store(completed, Ordering::SeqCst);
+        match &self.bar {
+            Some(bar) => {
+                bar.set_length(total as u64);
+                bar.set_position(completed as u64);
+                bar.reset_eta();
+                bar.set_message(self.message());
+                bar.enable_steady_tick(Duration::from_millis(200));
+            }
+            None => self.line(format!(
+                "planned {total} episodes: {completed} already complete, {in_progress} in progress to attach"
+            )),
+        }
+    }
+
+    fn episode_started(&self, plan: &EpisodePlan, attached: bool) {
+        self.running.fetch_add(1, Ordering::SeqCst);
+        match &self.bar {
+            Some(bar) => bar.set_message(self.message()),
+            None => self.line(format!("{} {}", if attached { "attach" } else { "start" }, plan.episode_id())),
+        }
+    }
+
+    fn episode_completed(&self, episode: &CompletedEpisode) {
+        self.running.fetch_sub(1, Ordering::SeqCst);
+        self.completed.fetch_add(1, Ordering::SeqCst);
+        let done = self.done.fetch_add(1, Ordering::SeqCst) + 1;
+        match &self.bar {
+            Some(bar) => {
+                bar.inc(1);
+                bar.set_message(self.message());
+            }
+            None => self.line(format!(
+                "done {} score {} steps {} [{done}/{}]",
+                episode.plan.episode_id(),
+                episode.score,
+                episode.observations.steps,
+                self.total.load(Ordering::SeqCst)
+            )),
+        }
+    }
+
+    fn episode_failed(&self, plan: &EpisodePlan, error: &str) {
+        self.running.fetch_sub(1, Ordering::SeqCst);
+        self.failed.fetch_add(1, Ordering::SeqCst);
+        match &self.bar {
+            Some(bar) => {
+                bar.set_message(self.message());
+                bar.println(format!("failed {}: {error}", plan.episode_id()));
+            }
+            None => self.line(format!("failed {}: {error}", plan.episode_id())),
+        }
+    }
+}
+
+// ---------------------------------------------------------------- verify
+
+fn verify_command(args: VerifyArgs) -> ExitCode {
+    let dir = if !args.dir.join("manifest.json").exists() && args.dir.join("bundle").join("manifest.json").exists() {
+        args.dir.join("bundle")
+    } else {
+        args.dir.clone()
+    };
+    let bundle = match read_bundle_dir(&dir) {
+        Ok(bundle) => bundle,
+        Err(BundleReadError::Io(message)) => return usage(message),
+        Err(malformed @ BundleReadError::Malformed(_)) => {
+            if args.json {
+                let mut out = Map::new();
+                out.insert("valid".into(), false.into());
+                out.insert("reasons".into(), Value::Array(vec![malformed.to_string().into()]));
+                println!("{}", canonical_json(&Value::Object(out)));
+            } else {
+                println!("invalid: {}", dir.display());
+                println!("  - {malformed}");
+            }
+            return ExitCode::FAILURE;
+        }
+    };
+    let (manifest, independent) = match &args.manifest {
+        Some(path) => {
+            let text = match std::fs::read_to_string(path) {
+                Ok(text) => text,
+                Err(e) => return usage(format!("cannot read the manifest {}: {e}", path.display())),
+            };
+            match BenchmarkManifest::parse(&text) {
+                Ok(manifest) => (manifest, true),
+                Err(e) => return usage(format!("{}: {e}", path.display())),
+            }
+        }
+        None => match BenchmarkManifest::from_value(&bundle.manifest) {
+            Ok(manifest) => (manifest, false),
+            Err(e) => {
+                println!("invalid: {}", dir.display());
+                println!("  - the bundle's manifest.json: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+    };
+    let scorer = match scoring_plugin(&manifest.scoring.plugin) {
+        Ok(scorer) => scorer,
+        Err(e) => return usage(format!("cannot recompute scores: {e}")),
+    };
+    let registry = GameRegistry::builtin();
+    let resolve = resolver(&registry);
+    let verifier = ReplayEpisodeVerifier::new(&manifest, &resolve, scorer.as_ref());
+    let verification = verify_bundle(&bundle, &manifest, &verifier);
+    if args.json {
+        println!("{}", canonical_json(&verification.to_value()));
+    } else {
+        println!("{}: {}", if verification.valid { "valid" } else { "invalid" }, dir.display());
+        println!("  episodes:       {}", verification.episodes.len());
+        if let Some(aggregate) = &verification.aggregate {
+            println!("  aggregate:      {} ({})", aggregate.aggregate_score, manifest.scoring.aggregation.as_str());
+        }
+        println!("  content digest: {}", verification.content_digest);
+        println!("  package digest: {}", verification.bundle_digest);
+        if !independent {
+            println!("  manifest:       the bundle's own (pass --manifest FILE to check against an independent copy)");
+        }
+        for reason in verification.facts.reasons.iter().take(50) {
+            println!("  - {reason}");
+        }
+        if verification.facts.reasons.len() > 50 {
+            println!("  ... and {} more", verification.facts.reasons.len() - 50);
+        }
+    }
+    if verification.valid { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+// ----------------------------------------------------------------- chart
+
+/// A bar chart of the task scores (SVG, drawn with plotters' SVG backend:
+/// no fonts or system libraries; text is laid out with plotters' estimate
+/// and rendered by the viewer).
+fn task_scores_svg(
+    manifest: &BenchmarkManifest,
+    aggregate: &gaos_runner::benchmark::Aggregate,
+) -> Result<String, String> {
+    use plotters::prelude::*;
+    use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+    let scores: Vec<(String, f64)> = aggregate.task_scores.clone();
+    let top = scores.iter().map(|(_, s)| *s).fold(1.0f64, f64::max) * 1.1;
+    let width = (200 + 120 * scores.len() as u32).clamp(640, 1600);
+    let mut svg = String::new();
+    {
+        let chart_error = |e: &dyn std::fmt::Display| format!("cannot draw the chart: {e}");
+        let root = SVGBackend::with_string(&mut svg, (width, 420)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| chart_error(&e))?;
+        let caption = format!(
+            "{} {}: task scores (aggregate {:.4}, {})",
+            manifest.benchmark.id,
+            manifest.benchmark.version,
+            aggregate.aggregate_score,
+            manifest.scoring.aggregation.as_str()
+        );
+        let mut chart = ChartBuilder::on(&root)
+            .caption(caption, ("sans-serif", 18))
+            .margin(16)
+            .x_label_area_size(36)
+            .y_label_area_size(52)
+            .build_cartesian_2d((0..scores.len().saturating_sub(1)).into_segmented(), 0f64..top)
+            .map_err(|e| chart_error(&e))?;
+        let names: Vec<String> = scores.iter().map(|(id, _)| id.clone()).collect();
+        let label = |value: &SegmentValue<usize>| match value {
+            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => names.get(*i).cloned().unwrap_or_default(),
+            SegmentValue::Last => String::new(),
+        };
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .light_line_style(WHITE)
+            .x_labels(scores.len().max(1))
+            .x_label_formatter(&label)
+            .y_desc(format!("score ({})", manifest.scoring.plugin))
+            .draw()
+            .map_err(|e| chart_error(&e))?;
+        chart
+            .draw_series(scores.iter().enumerate().map(|(i, (_, score))| {
+                let mut bar = Rectangle::new(
+                    [(SegmentValue::Exact(i), 0.0), (SegmentValue::Exact(i + 1), *score)],
+                    BLUE.mix(0.7).filled(),
+                );
+                bar.set_margin(0, 0, 12, 12);
+                bar
+            }))
+            .map_err(|e| chart_error(&e))?;
+        let value_style = TextStyle::from(("sans-serif", 14).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom));
+        chart
+            .draw_series(scores.iter().enumerate().map(|(i, (_, score))| {
+                Text::new(format!("{score:.3}"), (SegmentValue::CenterOf(i), *score + top * 0.01), value_style.clone())
+            }))
+            .map_err(|e| chart_error(&e))?;
+        root.present().map_err(|e| chart_error(&e))?;
+    }
+    Ok(svg)
+}

@@ -1,0 +1,320 @@
+//! The streamable-HTTP transport, mounted on a host at [`MCP_PATH`]: an
+//! axum [`Router`] the host's binary merges into its own.
+//!
+//! Every request must carry a seat token (`Authorization: Bearer`); the
+//! token names the session and seat ([`McpHttpOptions::resolve_seat`]).
+//! The seat is attached on its first tool call and kept per token in a
+//! bounded [`SeatRegistry`], shared by every MCP session (and by stateless
+//! requests), so one token drives one claim however many MCP sessions use
+//! it. Optional request headers shape that first attach: `Gaos-Lease` hands
+//! over an existing claim's lease token (e.g. the creator's),
+//! `Gaos-Lease-Ms` sets the lease duration of a new claim.
+//!
+//! The seat is driven through the host's own HTTP API over loopback (the
+//! same [`RemoteSeat`] `gaos mcp` uses over stdio), so both transports run
+//! one code path and every call passes the host's real authorization.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use gaos_json::sha256_hex;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use crate::remote::{LeaseMode, RemoteSeat, SeatOptions};
+use crate::seat::{Attachment, SeatSession};
+use crate::server::{GaosMcpServer, SeatSource};
+
+/// Where the MCP endpoint is mounted.
+pub const MCP_PATH: &str = "/mcp";
+/// Header that hands over an existing claim's lease token at attach.
+pub const LEASE_TOKEN_HEADER: &str = "gaos-lease";
+/// Header that sets the lease duration (ms) of a new claim at attach.
+pub const LEASE_MS_HEADER: &str = "gaos-lease-ms";
+/// Default bound on the seats kept attached (least recently used go first).
+pub const DEFAULT_MAX_SEATS: usize = 1024;
+/// Largest MCP request body.
+pub const MAX_REQUEST_BYTES: usize = 1024 * 1024;
+
+/// Resolves a bearer token to the `(session id, seat)` it drives, or `None`
+/// when it is not a seat token.
+pub type ResolveSeat = Arc<dyn Fn(&str) -> Option<(String, String)> + Send + Sync>;
+
+/// Settings of the `/mcp` mount.
+#[derive(Clone)]
+pub struct McpHttpOptions {
+    /// Base URL of the host's own HTTP API (loopback), e.g. `http://127.0.0.1:8899`.
+    pub host_url: String,
+    /// Which seat a bearer token drives (the host knows its tokens).
+    pub resolve_seat: ResolveSeat,
+    /// Lease duration of a new claim when the client sends no `Gaos-Lease-Ms`.
+    pub default_lease_ms: u64,
+    /// Most seats kept attached at once.
+    pub max_seats: usize,
+    /// Cancelled when the host shuts down: ends open MCP streams.
+    pub cancel: CancellationToken,
+}
+
+impl std::fmt::Debug for McpHttpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpHttpOptions")
+            .field("host_url", &self.host_url)
+            .field("default_lease_ms", &self.default_lease_ms)
+            .field("max_seats", &self.max_seats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpHttpOptions {
+    /// Options with the default lease ([`crate::remote::DEFAULT_LEASE_MS`]),
+    /// seat bound and a fresh cancellation token.
+    pub fn new(host_url: impl Into<String>, resolve_seat: ResolveSeat) -> Self {
+        McpHttpOptions {
+            host_url: host_url.into(),
+            resolve_seat,
+            default_lease_ms: crate::remote::DEFAULT_LEASE_MS,
+            max_seats: DEFAULT_MAX_SEATS,
+            cancel: CancellationToken::new(),
+        }
+    }
+}
+
+/// Who an authenticated `/mcp` request drives, put into the request's
+/// extensions by the authentication layer.
+#[derive(Clone)]
+pub struct McpCaller {
+    /// The session of the token.
+    pub session_id: String,
+    /// The seat of the token.
+    pub seat: String,
+    token: String,
+    lease: LeaseMode,
+}
+
+impl std::fmt::Debug for McpCaller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpCaller")
+            .field("session_id", &self.session_id)
+            .field("seat", &self.seat)
+            .finish_non_exhaustive()
+    }
+}
+
+struct Entry {
+    attachment: Arc<Attachment>,
+    last_used: u64,
+}
+
+/// The seats attached for bearer tokens, keyed by the token's SHA-256 and
+/// bounded (least recently used first out; an evicted seat's claim is not
+/// released, it lapses unless a new attach takes it over).
+pub struct SeatRegistry {
+    host_url: String,
+    capacity: usize,
+    uses: AtomicU64,
+    entries: Mutex<HashMap<String, Entry>>,
+}
+
+impl std::fmt::Debug for SeatRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SeatRegistry").field("host_url", &self.host_url).field("len", &self.len()).finish()
+    }
+}
+
+impl SeatRegistry {
+    /// A registry attaching seats on the host at `host_url`, keeping at most
+    /// `capacity` (at least 1).
+    pub fn new(host_url: impl Into<String>, capacity: usize) -> Self {
+        SeatRegistry {
+            host_url: host_url.into(),
+            capacity: capacity.max(1),
+            uses: AtomicU64::new(0),
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Seats currently kept.
+    pub fn len(&self) -> usize {
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
+    /// True when no seat is kept.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The attachment of `caller`'s token, created on first use.
+    pub fn attachment(&self, caller: &McpCaller) -> Arc<Attachment> {
+        let key = sha256_hex(caller.token.as_bytes());
+        let now = self.uses.fetch_add(1, Ordering::Relaxed);
+        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(entry) = entries.get_mut(&key) {
+            entry.last_used = now;
+            return Arc::clone(&entry.attachment);
+        }
+        if entries.len() >= self.capacity
+            && let Some(oldest) = entries.iter().min_by_key(|(_, e)| e.last_used).map(|(k, _)| k.clone())
+        {
+            entries.remove(&oldest);
+        }
+        let options = SeatOptions {
+            host_url: self.host_url.clone(),
+            session_id: caller.session_id.clone(),
+            seat: caller.seat.clone(),
+            seat_token: caller.token.clone(),
+            lease: caller.lease.clone(),
+        };
+        let attachment = Arc::new(Attachment::new(Box::new(move || {
+            let options = options.clone();
+            Box::pin(async move {
+                let seat = RemoteSeat::attach(options).await?;
+                Ok(Arc::new(seat) as Arc<dyn SeatSession>)
+            })
+        })));
+        entries.insert(key, Entry { attachment: Arc::clone(&attachment), last_used: now });
+        attachment
+    }
+}
+
+/// The `/mcp` router: streamable HTTP behind seat-token authentication.
+/// Merge it into the host's router (it has no fallback of its own).
+pub fn router(options: McpHttpOptions) -> Router {
+    let registry = Arc::new(SeatRegistry::new(options.host_url.clone(), options.max_seats));
+    // Host-header checks guard against DNS rebinding of ambient credentials;
+    // every request here must present a bearer token instead.
+    let config = StreamableHttpServerConfig::default()
+        .disable_allowed_hosts()
+        .with_cancellation_token(options.cancel.clone())
+        .with_max_request_body_bytes(MAX_REQUEST_BYTES);
+    let factory = Arc::clone(&registry);
+    let service = StreamableHttpService::new(
+        move || Ok(GaosMcpServer::new(SeatSource::Bearer(Arc::clone(&factory)))),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let auth = Arc::new(options);
+    Router::new().route_service(MCP_PATH, service).layer(middleware::from_fn_with_state(auth, authenticate))
+}
+
+fn refuse(status: StatusCode, code: &str, message: &str) -> Response {
+    let mut body = gaos_json::Map::new();
+    body.insert("error".into(), message.into());
+    body.insert("code".into(), code.into());
+    let mut response = (
+        status,
+        [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        gaos_json::canonical_json(&gaos_json::Value::Object(body)),
+    )
+        .into_response();
+    if status == StatusCode::UNAUTHORIZED {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    response
+}
+
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
+}
+
+fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, String> {
+    match headers.get(name) {
+        None => Ok(None),
+        Some(value) => {
+            value.to_str().map(|v| Some(v.trim())).map_err(|_| format!("the {name} header must be visible ASCII"))
+        }
+    }
+}
+
+fn lease_mode(headers: &HeaderMap, default_ms: u64) -> Result<LeaseMode, String> {
+    if let Some(token) = header_text(headers, LEASE_TOKEN_HEADER)?.filter(|t| !t.is_empty()) {
+        return Ok(LeaseMode::Adopt { lease_token: token.to_owned() });
+    }
+    let duration_ms = match header_text(headers, LEASE_MS_HEADER)? {
+        None => default_ms,
+        Some(text) => text
+            .parse::<u64>()
+            .map_err(|_| format!("the {LEASE_MS_HEADER} header must be a whole number of milliseconds"))?,
+    };
+    Ok(LeaseMode::Claim { duration_ms })
+}
+
+async fn authenticate(State(options): State<Arc<McpHttpOptions>>, mut request: Request, next: Next) -> Response {
+    let headers = request.headers();
+    let Some(token) = bearer(headers) else {
+        return refuse(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "the /mcp endpoint drives one seat: send that seat's token as Authorization: Bearer <seat token>",
+        );
+    };
+    let Some((session_id, seat)) = (options.resolve_seat)(token) else {
+        return refuse(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "the bearer token is not a seat token of this host (operator and spectator tokens drive no seat)",
+        );
+    };
+    let lease = match lease_mode(headers, options.default_lease_ms) {
+        Ok(lease) => lease,
+        Err(message) => return refuse(StatusCode::BAD_REQUEST, "invalid_request", &message),
+    };
+    let caller = McpCaller { session_id, seat, token: token.to_owned(), lease };
+    request.extensions_mut().insert(caller);
+    let terminate = request.method() == Method::DELETE;
+    let mut response = next.run(request).await;
+    // rmcp acknowledges a session DELETE with an empty 202; MCP clients
+    // (the Python SDK) expect 200 or 204 and log a failure otherwise.
+    if terminate && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caller(token: &str) -> McpCaller {
+        McpCaller {
+            session_id: "s-1".into(),
+            seat: "alice".into(),
+            token: token.into(),
+            lease: LeaseMode::Claim { duration_ms: 1000 },
+        }
+    }
+
+    #[test]
+    fn one_attachment_per_token_and_a_bounded_registry() {
+        let registry = SeatRegistry::new("http://127.0.0.1:1", 2);
+        let a = registry.attachment(&caller("token-a"));
+        assert!(Arc::ptr_eq(&a, &registry.attachment(&caller("token-a"))), "a token keeps its attachment");
+        let _b = registry.attachment(&caller("token-b"));
+        let _ = registry.attachment(&caller("token-a")); // a is now the most recent
+        let _c = registry.attachment(&caller("token-c"));
+        assert_eq!(registry.len(), 2);
+        assert!(Arc::ptr_eq(&a, &registry.attachment(&caller("token-a"))), "the least recently used (b) went");
+    }
+
+    #[test]
+    fn headers_choose_the_lease() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(lease_mode(&headers, 5000), Ok(LeaseMode::Claim { duration_ms: 5000 }));
+        headers.insert(LEASE_MS_HEADER, HeaderValue::from_static("60000"));
+        assert_eq!(lease_mode(&headers, 5000), Ok(LeaseMode::Claim { duration_ms: 60_000 }));
+        headers.insert(LEASE_MS_HEADER, HeaderValue::from_static("soon"));
+        assert!(lease_mode(&headers, 5000).is_err());
+        headers.insert(LEASE_TOKEN_HEADER, HeaderValue::from_static("gaos_lease_x"));
+        assert_eq!(lease_mode(&headers, 5000), Ok(LeaseMode::Adopt { lease_token: "gaos_lease_x".into() }));
+        headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer  tok "));
+        assert_eq!(bearer(&headers), Some("tok"));
+    }
+}

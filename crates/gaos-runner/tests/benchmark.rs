@@ -1,0 +1,688 @@
+//! Benchmark orchestration: manifest validation and digest, canonical plans,
+//! the reference aggregation arithmetic, the bundle golden vector, and
+//! runs against an in-memory host (`ToyHost`: one seat adds 1 or 2 per
+//! command until it reaches the seed's target, won on the exact target).
+//! End-to-end runs through gaos-host and the `gaos bench` binary live in
+//! gaos-host and gaos-cli.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use gaos_json::{Value, canonical_json, obj};
+use gaos_runner::benchmark::{
+    AgentIdentity, AgentKind, BenchmarkError, BenchmarkManifest, BenchmarkObserver, BenchmarkOptions, BenchmarkRun,
+    BenchmarkStatus, Checkpoint, CompletedEpisode, DriverAssignment, EpisodePlan, EpisodeSeat, EpisodeSession,
+    FactoryError, InProgressEpisode, ResourceObservations, SessionFactory, Submission, aggregate_scores,
+    encode_uri_component, pack_run, plan_episodes, run_benchmark, scoring_plugin,
+};
+use gaos_runner::drivers::DriverSettings;
+use gaos_runner::{
+    BoxFuture, CancellationToken, CommandSubmission, Decision, LifecycleHandle, Observation, RunEvents, SessionBinding,
+    SessionError, SessionHandle, SessionResult, SessionTransport,
+};
+
+/// The `gaos benchmark init` template of the reference SDK.
+const TEMPLATE: &str = r#"{
+  "schema": "gaos.benchmark-manifest.v1",
+  "benchmark": { "id": "example", "version": "1.0.0", "adapter": "./adapter.mjs" },
+  "tasks": [{ "id": "task-a", "seeds": [101], "episodes": 1, "maxSteps": 100 }],
+  "scoring": { "plugin": "./score.mjs", "aggregation": "mean" },
+  "submission": { "requireSignedSeats": false, "requireCompleteCoverage": true }
+}"#;
+
+fn manifest_with(tasks: &str, plugin: &str, aggregation: &str) -> String {
+    format!(
+        r#"{{"schema":"gaos.benchmark-manifest.v1","benchmark":{{"id":"toy","version":"1","adapter":"toy/game"}},
+        "tasks":{tasks},"scoring":{{"plugin":"{plugin}","aggregation":"{aggregation}"}},
+        "submission":{{"requireSignedSeats":false,"requireCompleteCoverage":true}}}}"#
+    )
+}
+
+fn manifest(tasks: &str) -> BenchmarkManifest {
+    BenchmarkManifest::parse(&manifest_with(tasks, "gaos.score.outcome", "mean")).expect("a valid manifest")
+}
+
+// ------------------------------------------------------------------ manifest
+
+#[test]
+fn the_init_template_reproduces_the_reference_manifest_digest() {
+    let manifest = BenchmarkManifest::parse(TEMPLATE).expect("the template is valid");
+    assert_eq!(manifest.digest(), "2c82bd80f1a683af9d26485a7c3708bb4b02eb8b8d0e12e00a0264b5beca377d");
+    // Key order and whitespace do not matter; any change of content does.
+    let reordered = BenchmarkManifest::parse(&canonical_json(manifest.value())).expect("valid");
+    assert_eq!(reordered.digest(), manifest.digest());
+    let other = BenchmarkManifest::parse(&TEMPLATE.replace("101", "102")).expect("valid");
+    assert_ne!(other.digest(), manifest.digest());
+}
+
+#[test]
+fn invalid_manifests_are_refused_with_the_field_named() {
+    let task = r#"{"id":"a","seeds":[1],"episodes":1,"maxSteps":5}"#;
+    let cases: Vec<(String, &str)> = vec![
+        (manifest_with("[]", "p", "mean"), "tasks: must hold at least one task"),
+        (manifest_with(&format!("[{task},{task}]"), "p", "mean"), "tasks[1].id: duplicate task id"),
+        (manifest_with(r#"[{"id":"a","seeds":[1,2,1],"episodes":1,"maxSteps":5}]"#, "p", "mean"), "tasks[0].seeds[2]"),
+        (manifest_with(r#"[{"id":"a","seeds":[4294967296],"episodes":1,"maxSteps":5}]"#, "p", "mean"), "seeds[0]"),
+        (manifest_with(r#"[{"id":"a","seeds":[-1],"episodes":1,"maxSteps":5}]"#, "p", "mean"), "seeds[0]"),
+        (manifest_with(r#"[{"id":"a","seeds":[1.5],"episodes":1,"maxSteps":5}]"#, "p", "mean"), "seeds[0]"),
+        (manifest_with(r#"[{"id":"a","seeds":[],"episodes":1,"maxSteps":5}]"#, "p", "mean"), "tasks[0].seeds"),
+        (manifest_with(r#"[{"id":"a","seeds":[1],"episodes":0,"maxSteps":5}]"#, "p", "mean"), "tasks[0].episodes"),
+        (manifest_with(r#"[{"id":"a","seeds":[1],"episodes":1,"maxSteps":0}]"#, "p", "mean"), "tasks[0].maxSteps"),
+        (manifest_with(r#"[{"id":"a","seeds":[1],"episodes":1,"maxSteps":5,"weight":-1}]"#, "p", "mean"), "weight"),
+        (
+            manifest_with(r#"[{"id":"a","seeds":[1],"episodes":1,"maxSteps":5,"wieght":1}]"#, "p", "mean"),
+            "tasks[0].wieght",
+        ),
+        (manifest_with(r#"[{"id":"","seeds":[1],"episodes":1,"maxSteps":5}]"#, "p", "mean"), "tasks[0].id"),
+        (manifest_with(&format!("[{task}]"), "p", "median"), "scoring.aggregation"),
+        (manifest_with(&format!("[{task}]"), "", "mean"), "scoring.plugin"),
+        (
+            manifest_with(r#"[{"id":"a","seeds":[1],"episodes":1,"maxSteps":5,"weight":0}]"#, "p", "weighted-mean"),
+            "weights add up to 0",
+        ),
+        (TEMPLATE.replace("gaos.benchmark-manifest.v1", "gaos.benchmark-manifest"), "schema"),
+        (TEMPLATE.replace(r#""schema""#, r#""extra": 1, "schema""#), "extra: unknown field"),
+        (TEMPLATE.replace(r#""adapter""#, r#""adaptor""#), "benchmark.adaptor: unknown field"),
+        (TEMPLATE.replace("false", "\"no\""), "submission.requireSignedSeats"),
+    ];
+    for (text, expected) in cases {
+        let error = BenchmarkManifest::parse(&text).expect_err(expected).to_string();
+        assert!(error.contains(expected), "expected {expected:?} in {error:?}");
+    }
+    // Authority requirements: schemas required, duplicates refused, enums checked.
+    let authority =
+        |entries: &str| TEMPLATE.replace(r#""schema""#, &format!(r#""authorityRequirements": {entries}, "schema""#));
+    let one = r#"{"claim":"time","purpose":"timestamp","authorityId":"tsa","acceptedSchemas":["x"],"required":true}"#;
+    BenchmarkManifest::parse(&authority(&format!("[{one}]"))).expect("a valid requirement");
+    for (entries, expected) in [
+        (format!("[{one},{one}]"), "duplicate authority requirement time:tsa"),
+        (one.replace(r#"["x"]"#, "[]"), "acceptedSchemas: must not be empty"),
+        (one.replace(r#""time""#, r#""weather""#), "claim: must be one of"),
+        (one.replace(r#""tsa""#, r#""""#), "authorityId"),
+        (one.replace(r#""required":true"#, r#""required":true,"trust":1"#), "authorityRequirements[0].trust"),
+    ] {
+        let entries = if entries.starts_with('[') { entries } else { format!("[{entries}]") };
+        let text = authority(&entries);
+        let error = BenchmarkManifest::parse(&text).expect_err(expected).to_string();
+        assert!(error.contains(expected), "expected {expected:?} in {error:?}");
+    }
+}
+
+// ---------------------------------------------------------------------- plan
+
+#[test]
+fn the_plan_is_tasks_then_seeds_as_authored_then_episodes() {
+    let manifest = manifest(
+        r#"[{"id":"b","seeds":[9,2],"episodes":2,"maxSteps":5},{"id":"a","seeds":[0],"episodes":3,"maxSteps":7}]"#,
+    );
+    let plan = plan_episodes(&manifest);
+    let rows: Vec<String> = plan.iter().map(|p| format!("{}:{}", p.index, p.episode_id())).collect();
+    assert_eq!(
+        rows,
+        [
+            "0:b-seed-9-episode-0",
+            "1:b-seed-9-episode-1",
+            "2:b-seed-2-episode-0",
+            "3:b-seed-2-episode-1",
+            "4:a-seed-0-episode-0",
+            "5:a-seed-0-episode-1",
+            "6:a-seed-0-episode-2"
+        ]
+    );
+    assert_eq!(canonical_json(&plan[4].to_value()), r#"{"episode":0,"index":4,"maxSteps":7,"seed":0,"taskId":"a"}"#);
+    assert_eq!(EpisodePlan::from_value(&plan[4].to_value()), Ok(plan[4].clone()));
+    // Driver seeds depend on the plan entry only, and differ between episodes.
+    let seeds: std::collections::BTreeSet<u32> = plan.iter().map(EpisodePlan::driver_seed).collect();
+    assert_eq!(seeds.len(), plan.len());
+    assert_eq!(encode_uri_component("a b/ü!*'()~-_."), "a%20b%2F%C3%BC!*'()~-_.");
+}
+
+// ------------------------------------------------------------------- scoring
+
+#[test]
+fn aggregation_follows_the_reference_arithmetic_exactly() {
+    let tasks = r#"[{"id":"x","seeds":[1,2,3],"episodes":1,"maxSteps":5,"weight":3},
+                    {"id":"y","seeds":[1],"episodes":2,"maxSteps":5,"weight":0.5}]"#;
+    let scores = [0.1, 0.2, 0.3, 0.7, 0.25];
+    let cases: [(&str, f64); 3] = [
+        ("mean", (((0.1 + 0.2) + 0.3) / 3.0 + (0.7 + 0.25) / 2.0) / 2.0),
+        ("weighted-mean", ((((0.1 + 0.2) + 0.3) / 3.0) * 3.0 + ((0.7 + 0.25) / 2.0) * 0.5) / 3.5),
+        ("sum", ((0.1 + 0.2) + 0.3) / 3.0 + (0.7 + 0.25) / 2.0),
+    ];
+    for (aggregation, expected) in cases {
+        let manifest = BenchmarkManifest::parse(&manifest_with(tasks, "p", aggregation)).expect("valid");
+        let plan = plan_episodes(&manifest);
+        // Scores arrive in any order; they are summed in plan order.
+        let mut episodes: Vec<(EpisodePlan, f64)> = plan.iter().cloned().zip(scores).collect();
+        episodes.reverse();
+        let aggregate = aggregate_scores(&manifest, &episodes).expect("complete");
+        assert_eq!(aggregate.aggregate_score.to_bits(), expected.to_bits(), "{aggregation}");
+        assert_eq!(aggregate.task_scores[0].1.to_bits(), (((0.1f64 + 0.2) + 0.3) / 3.0).to_bits());
+        episodes.pop();
+        assert!(aggregate_scores(&manifest, &episodes).is_err(), "a missing episode is refused");
+    }
+}
+
+#[test]
+fn builtin_scorers_and_unknown_plugins() {
+    let plan = EpisodePlan { index: 0, task_id: "t".into(), seed: 1, episode: 0, max_steps: 9 };
+    let outcome = |text: &str| gaos_json::parse(text).expect("JSON");
+    let won = outcome(r#"{"status":"won","stars":2,"actionsUsed":8,"outcome":{"moves":8,"shortestPath":6}}"#);
+    let failed = outcome(r#"{"status":"failed","stars":null,"actionsUsed":9}"#);
+    let score = |id: &str, o: &Value| scoring_plugin(id).expect("built in").score(&plan, o);
+    assert_eq!(score("gaos.score.outcome", &won), Ok(1.0));
+    assert_eq!(score("gaos.score.outcome", &failed), Ok(0.0));
+    assert_eq!(score("gaos.score.stars", &won), Ok(2.0 / 3.0));
+    assert_eq!(score("gaos.score.stars", &failed), Ok(0.0));
+    assert_eq!(score("gaos.score.maze", &won), Ok(0.75));
+    assert_eq!(score("gaos.score.maze", &failed), Ok(0.0));
+    assert!(
+        score("gaos.score.maze", &outcome(r#"{"status":"won"}"#))
+            .is_err_and(|e| e.contains("gaos.score.maze needs outcome.moves"))
+    );
+    let Err(error) = scoring_plugin("./score.mjs") else { panic!("unknown plugins are refused") };
+    assert!(error.to_string().contains("gaos.score.outcome, gaos.score.stars, gaos.score.maze"), "{error}");
+}
+
+// -------------------------------------------------------------------- bundle
+
+#[test]
+fn packing_the_reference_vector_reproduces_its_content_and_package_digests() {
+    let manifest = BenchmarkManifest::parse(TEMPLATE).expect("valid");
+    let plan = plan_episodes(&manifest);
+    let completed = CompletedEpisode {
+        plan: plan[0].clone(),
+        score: 0.5,
+        replay: Value::from("line1\n\n"),
+        terminal_outcome: obj! { "status" => "won" }.into(),
+        observations: ResourceObservations { steps: 3, tokens: None, extra: Default::default() },
+    };
+    let scores = [(plan[0].clone(), 0.5)];
+    let run = BenchmarkRun {
+        status: BenchmarkStatus::Complete,
+        checkpoint: Checkpoint {
+            manifest_digest: manifest.digest(),
+            agent: AgentIdentity { kind: AgentKind::Local, id: "a".into() },
+            plan,
+            completed: vec![completed],
+            in_progress: Vec::new(),
+        },
+        aggregate: Some(aggregate_scores(&manifest, &scores).expect("complete")),
+    };
+    let packed = pack_run(&manifest, &run, Submission::new("s", "a", AgentKind::Local)).expect("packs");
+    assert_eq!(packed.bundle.content_digest, "aeadcc9e5b4fb51cb74f0764745d2730736c511c136330a8c8416b14441a688e");
+    assert_eq!(packed.digest, "d0cfaaed3b5c7d0df8d3bc257210fbfc691892fcf81c4c44c1323df2065d1d74");
+    assert_eq!(packed.files["episodes/task-a-seed-101-episode-0.gaos-replay.jsonl"], "line1\n");
+    assert_eq!(packed.bundle.package_digest(), packed.digest);
+    // Round trip through a directory, byte for byte.
+    let dir = std::env::temp_dir().join(format!("gaos-bundle-vector-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    gaos_runner::benchmark::write_bundle_dir(&dir, &packed.files).expect("writes");
+    let read = gaos_runner::benchmark::read_bundle_dir(&dir).expect("reads");
+    assert_eq!(read, packed.bundle);
+    assert!(gaos_runner::benchmark::write_bundle_dir(&dir, &packed.files).is_err(), "never overwrites");
+    std::fs::write(dir.join("notes.txt"), "extra").expect("write");
+    let error = gaos_runner::benchmark::read_bundle_dir(&dir).expect_err("extra file").to_string();
+    assert!(error.contains("notes.txt"), "{error}");
+    std::fs::remove_file(dir.join("notes.txt")).expect("remove");
+    std::fs::write(dir.join("scores.json"), packed.files["scores.json"].trim_end()).expect("write");
+    let error = gaos_runner::benchmark::read_bundle_dir(&dir).expect_err("altered").to_string();
+    assert!(error.contains("scores.json is not in canonical form"), "{error}");
+    let _ = std::fs::remove_dir_all(&dir);
+    // Only complete runs pack.
+    let interrupted = BenchmarkRun { status: BenchmarkStatus::Interrupted, aggregate: None, ..run };
+    assert!(pack_run(&manifest, &interrupted, Submission::new("s", "a", AgentKind::Local)).is_err());
+}
+
+// ------------------------------------------------------------ toy host runs
+
+/// One session of the toy game: add 1 or 2 per command until the total
+/// reaches the target (`3 + seed % 5`); won on the exact target.
+struct ToySession {
+    target: u64,
+    commands: Vec<Value>,
+    submission_ids: Vec<String>,
+    finalized: Option<Value>,
+}
+
+#[derive(Default)]
+struct ToyHost {
+    sessions: Mutex<HashMap<String, ToySession>>,
+    creates: AtomicUsize,
+    attaches: AtomicUsize,
+}
+
+impl ToyHost {
+    fn total(session: &ToySession) -> u64 {
+        session.commands.iter().filter_map(|c| c.get("n").and_then(Value::as_u64)).sum()
+    }
+
+    fn envelope(&self, id: &str) -> Result<Observation, SessionError> {
+        let sessions = self.sessions.lock().expect("toy host");
+        let session = sessions.get(id).ok_or_else(|| SessionError::host(404, "unknown_session", id))?;
+        let n = session.commands.len() as u64;
+        let total = Self::total(session);
+        let done = total >= session.target;
+        let legal: Vec<Value> =
+            if done { Vec::new() } else { vec![obj! { "n" => 1u32 }.into(), obj! { "n" => 2u32 }.into()] };
+        let tick = obj! { "total" => total, "target" => session.target, "legalActions" => legal, "done" => done };
+        let value = obj! {
+            "protocol" => "gaos.ticks", "protocolVersion" => "1.0", "kind" => "tick",
+            "sessionId" => id, "tickId" => format!("{id}:{n}"), "revision" => n, "tick" => tick
+        };
+        Observation::from_value(&value.into(), Some(id))
+    }
+}
+
+struct ToyTransport {
+    host: Arc<ToyHost>,
+}
+
+impl SessionTransport for ToyTransport {
+    fn observe<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Observation, SessionError>> {
+        Box::pin(async move { self.host.envelope(id) })
+    }
+
+    fn submit<'a>(&'a self, submission: &'a CommandSubmission) -> BoxFuture<'a, Result<Observation, SessionError>> {
+        Box::pin(async move {
+            let id = submission.session_id.as_str();
+            {
+                let mut sessions = self.host.sessions.lock().expect("toy host");
+                let session = sessions.get_mut(id).ok_or_else(|| SessionError::host(404, "unknown_session", id))?;
+                let submission_id = submission.submission_id.clone().unwrap_or_default();
+                // Exact retries are idempotent, as on a real host.
+                if !session.submission_ids.contains(&submission_id) {
+                    session.submission_ids.push(submission_id);
+                    session.commands.push(submission.command.clone().unwrap_or(Value::Null));
+                }
+            }
+            self.host.envelope(id)
+        })
+    }
+
+    fn finalize<'a>(&'a self, id: &'a str, _: &'a Value) -> BoxFuture<'a, Result<Value, SessionError>> {
+        Box::pin(async move {
+            let mut sessions = self.host.sessions.lock().expect("toy host");
+            let session = sessions.get_mut(id).ok_or_else(|| SessionError::host(404, "unknown_session", id))?;
+            if let Some(result) = &session.finalized {
+                return Ok(result.clone());
+            }
+            let total = ToyHost::total(session);
+            let status = if total == session.target { "won" } else { "failed" };
+            let replay = format!("{id} {}\n", canonical_json(&Value::Array(session.commands.clone())));
+            let outcome = obj! { "status" => status, "stars" => Value::Null, "actionsUsed" => session.commands.len() };
+            let result: Value =
+                obj! { "sessionId" => id, "status" => "finalized", "outcome" => outcome, "replay" => replay }.into();
+            session.finalized = Some(result.clone());
+            Ok(result)
+        })
+    }
+}
+
+/// The factory of the toy host: one session per episode, named after it.
+struct ToyFactory {
+    host: Arc<ToyHost>,
+    drivers: DriverAssignment,
+}
+
+impl ToyFactory {
+    fn new(host: &Arc<ToyHost>) -> Self {
+        ToyFactory { host: Arc::clone(host), drivers: DriverAssignment::parse(&["random".into()]).expect("valid") }
+    }
+
+    fn handle(&self, id: &str) -> Result<Box<dyn SessionHandle>, FactoryError> {
+        let revision = self.host.envelope(id)?.revision();
+        let handle = LifecycleHandle::new(
+            ToyTransport { host: Arc::clone(&self.host) },
+            SessionBinding::new(id, revision, "player"),
+            gaos_runner::SessionPolicy::host_default(),
+            None,
+            false,
+        )?;
+        Ok(Box::new(handle))
+    }
+
+    fn seat(&self, plan: &EpisodePlan, id: &str) -> Result<EpisodeSeat, FactoryError> {
+        let accepted = self.host.sessions.lock().expect("toy host").get(id).map_or(0, |s| s.commands.len() as u64);
+        let mut driver = self.drivers.build("player", plan, &DriverSettings::new(0, "player"))?;
+        driver.resume_after(accepted);
+        Ok(EpisodeSeat { handle: self.handle(id)?, driver, accepted })
+    }
+}
+
+impl SessionFactory for ToyFactory {
+    fn create_episode<'a>(&'a self, plan: &'a EpisodePlan) -> BoxFuture<'a, Result<EpisodeSession, FactoryError>> {
+        Box::pin(async move {
+            self.host.creates.fetch_add(1, Ordering::SeqCst);
+            let id = format!("toy-{}", plan.index);
+            let session = ToySession {
+                target: 3 + u64::from(plan.seed % 5),
+                commands: vec![],
+                submission_ids: vec![],
+                finalized: None,
+            };
+            self.host.sessions.lock().expect("toy host").insert(id.clone(), session);
+            Ok(EpisodeSession {
+                seats: vec![self.seat(plan, &id)?],
+                attachment: obj! { "sessionId" => id.clone() }.into(),
+                attach_receipt_digest: None,
+            })
+        })
+    }
+
+    fn attach_episode<'a>(
+        &'a self,
+        in_progress: &'a InProgressEpisode,
+    ) -> BoxFuture<'a, Result<EpisodeSession, FactoryError>> {
+        Box::pin(async move {
+            self.host.attaches.fetch_add(1, Ordering::SeqCst);
+            let id =
+                in_progress.attachment.get("sessionId").and_then(Value::as_str).ok_or("no session id".to_owned())?;
+            Ok(EpisodeSession {
+                seats: vec![self.seat(&in_progress.plan, id)?],
+                attachment: in_progress.attachment.clone(),
+                attach_receipt_digest: None,
+            })
+        })
+    }
+}
+
+/// Counts every `run_session` callback, per episode; can cancel the run
+/// after a number of decisions (a stand-in for a killed process).
+#[derive(Default)]
+struct Counting {
+    observations: Mutex<BTreeMap<String, usize>>,
+    decisions: Mutex<BTreeMap<String, usize>>,
+    finalized: Mutex<BTreeMap<String, usize>>,
+    started: Mutex<Vec<(String, bool)>>,
+    cancel_after: Option<(usize, CancellationToken)>,
+    total_decisions: AtomicUsize,
+}
+
+struct SeatEvents {
+    episode: String,
+    counting: Arc<Counting>,
+}
+
+impl RunEvents for SeatEvents {
+    fn on_observation(&mut self, _: &Observation) {
+        *self.counting.observations.lock().expect("lock").entry(self.episode.clone()).or_default() += 1;
+    }
+    fn on_decision(&mut self, _: &Decision) {
+        *self.counting.decisions.lock().expect("lock").entry(self.episode.clone()).or_default() += 1;
+        let total = self.counting.total_decisions.fetch_add(1, Ordering::SeqCst) + 1;
+        if let Some((limit, token)) = &self.counting.cancel_after
+            && total >= *limit
+        {
+            token.cancel();
+        }
+    }
+    fn on_finalized(&mut self, _: &SessionResult) {
+        *self.counting.finalized.lock().expect("lock").entry(self.episode.clone()).or_default() += 1;
+    }
+}
+
+struct Observer(Arc<Counting>);
+
+impl BenchmarkObserver for Observer {
+    fn episode_started(&self, plan: &EpisodePlan, attached: bool) {
+        self.0.started.lock().expect("lock").push((plan.episode_id(), attached));
+    }
+    fn run_events(&self, plan: &EpisodePlan, _seat: &str) -> Option<Box<dyn RunEvents>> {
+        Some(Box::new(SeatEvents { episode: plan.episode_id(), counting: Arc::clone(&self.0) }))
+    }
+}
+
+const TOY_TASKS: &str = r#"[{"id":"short","seeds":[1,2,3],"episodes":2,"maxSteps":10},
+                           {"id":"long","seeds":[4,5],"episodes":3,"maxSteps":10,"weight":2}]"#;
+
+fn toy_manifest() -> BenchmarkManifest {
+    BenchmarkManifest::parse(&manifest_with(TOY_TASKS, "gaos.score.outcome", "weighted-mean")).expect("valid")
+}
+
+fn agent() -> AgentIdentity {
+    DriverAssignment::parse(&["random".into()]).expect("valid").agent("player")
+}
+
+async fn toy_run(
+    jobs: usize,
+    options: impl FnOnce(&mut BenchmarkOptions),
+) -> (Result<BenchmarkRun, BenchmarkError>, Arc<Counting>, Arc<ToyHost>) {
+    let host = Arc::new(ToyHost::default());
+    toy_run_on(&host, jobs, Arc::new(Counting::default()), options).await
+}
+
+async fn toy_run_on(
+    host: &Arc<ToyHost>,
+    jobs: usize,
+    counting: Arc<Counting>,
+    options: impl FnOnce(&mut BenchmarkOptions),
+) -> (Result<BenchmarkRun, BenchmarkError>, Arc<Counting>, Arc<ToyHost>) {
+    let manifest = toy_manifest();
+    let mut run_options = BenchmarkOptions::new(jobs, agent());
+    run_options.observer = Some(Arc::new(Observer(Arc::clone(&counting))));
+    options(&mut run_options);
+    let scorer = Arc::from(scoring_plugin(&manifest.scoring.plugin).expect("built in"));
+    let result = run_benchmark(&manifest, scorer, Arc::new(ToyFactory::new(host)), run_options).await;
+    (result, counting, Arc::clone(host))
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime")
+}
+
+#[test]
+fn benchmarks_run_through_run_session() {
+    runtime().block_on(async {
+        let (run, counting, host) = toy_run(3, |_| {}).await;
+        let run = run.expect("the run completes");
+        assert_eq!(run.status, BenchmarkStatus::Complete);
+        let plan = plan_episodes(&toy_manifest());
+        // Every episode was created through the factory and driven by
+        // run_session: it saw observations, made the decisions recorded as
+        // its steps, and run_session finalized it exactly once.
+        assert_eq!(host.creates.load(Ordering::SeqCst), plan.len());
+        let decisions = counting.decisions.lock().expect("lock").clone();
+        let finalized = counting.finalized.lock().expect("lock").clone();
+        let observations = counting.observations.lock().expect("lock").clone();
+        for completed in &run.checkpoint.completed {
+            let id = completed.plan.episode_id();
+            assert_eq!(finalized.get(&id), Some(&1), "{id}");
+            assert!(observations.get(&id).is_some_and(|n| *n > completed.observations.steps as usize), "{id}");
+            assert_eq!(decisions.get(&id).copied().unwrap_or(0) as u64, completed.observations.steps, "{id}");
+            let sessions = host.sessions.lock().expect("lock");
+            let session = &sessions[&format!("toy-{}", completed.plan.index)];
+            assert_eq!(session.commands.len() as u64, completed.observations.steps, "{id}: commands = steps");
+            assert!(session.finalized.is_some());
+        }
+        // Results are in canonical plan order whatever the scheduling.
+        let order: Vec<u64> = run.checkpoint.completed.iter().map(|c| c.plan.index).collect();
+        assert_eq!(order, (0..plan.len() as u64).collect::<Vec<_>>());
+        let aggregate = run.aggregate.expect("complete runs aggregate");
+        assert!(aggregate.aggregate_score > 0.0 && aggregate.aggregate_score < 1.0, "{aggregate:?}");
+    });
+}
+
+#[test]
+fn no_benchmark_specific_live_session_type_exists() {
+    // The factory hands out the one handle trait object (here a
+    // LifecycleHandle, the same state machine in-process and HTTP handles
+    // use) and the one driver trait object; there is nothing else to run.
+    fn seat_parts(seat: EpisodeSeat) -> (Box<dyn SessionHandle>, Box<dyn gaos_runner::AgentDriver>) {
+        (seat.handle, seat.driver)
+    }
+    runtime().block_on(async {
+        let host = Arc::new(ToyHost::default());
+        let factory = ToyFactory::new(&host);
+        let plan = plan_episodes(&toy_manifest());
+        let session = factory.create_episode(&plan[0]).await.expect("creates");
+        let (handle, mut driver) = seat_parts(session.seats.into_iter().next().expect("one seat"));
+        // The handle is an ordinary SessionHandle: run_session drives it to the end.
+        let outcome = gaos_runner::run_session(handle.as_ref(), driver.as_mut(), gaos_runner::RunOptions::default())
+            .await
+            .expect("runs");
+        assert!(outcome.result.is_some());
+    });
+}
+
+#[test]
+fn results_do_not_depend_on_the_number_of_jobs() {
+    let rt = runtime();
+    let (one, _, _) = rt.block_on(toy_run(1, |_| {}));
+    let (four, _, _) = rt.block_on(toy_run(4, |_| {}));
+    let (one, four) = (one.expect("completes"), four.expect("completes"));
+    assert_eq!(canonical_json(&one.checkpoint.to_value()), canonical_json(&four.checkpoint.to_value()));
+    assert_eq!(one.aggregate, four.aggregate);
+}
+
+#[test]
+fn an_interrupted_run_resumes_by_attaching_without_repeating_actions() {
+    let rt = runtime();
+    let dir = std::env::temp_dir().join(format!("gaos-bench-resume-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("checkpoint.json");
+    let (reference, _, _) = rt.block_on(toy_run(2, |_| {}));
+    let reference = reference.expect("completes");
+
+    // Cancel after 7 decisions: some episodes are complete, some in progress.
+    let host = Arc::new(ToyHost::default());
+    let cancel = CancellationToken::new();
+    let counting = Arc::new(Counting { cancel_after: Some((7, cancel.clone())), ..Counting::default() });
+    let (first, _, _) = rt.block_on(toy_run_on(&host, 2, counting, |o| {
+        o.cancel = cancel.clone();
+        o.checkpoint_path = Some(path.clone());
+    }));
+    let first = first.expect("an interrupted run is not an error");
+    assert_eq!(first.status, BenchmarkStatus::Interrupted);
+    assert!(first.aggregate.is_none());
+    assert!(!first.checkpoint.in_progress.is_empty(), "the cancelled episodes stay in progress");
+    let on_disk = Checkpoint::read(&path).expect("the checkpoint file");
+    assert_eq!(on_disk, first.checkpoint);
+    assert_eq!(
+        std::fs::read_to_string(&path).expect("read"),
+        format!("{}\n", canonical_json(&first.checkpoint.to_value())),
+        "the file is canonical JSON"
+    );
+    let completed_before: Vec<u64> = first.checkpoint.completed.iter().map(|c| c.plan.index).collect();
+    let creates_before = host.creates.load(Ordering::SeqCst);
+
+    // Resume on the same host: in-progress episodes are attached, completed ones never rerun.
+    let counting = Arc::new(Counting::default());
+    let (second, counting, host) = rt.block_on(toy_run_on(&host, 2, Arc::clone(&counting), |o| {
+        o.resume = Some(on_disk.clone());
+        o.checkpoint_path = Some(path.clone());
+    }));
+    let second = second.expect("the resumed run completes");
+    assert_eq!(second.status, BenchmarkStatus::Complete);
+    assert_eq!(host.attaches.load(Ordering::SeqCst), first.checkpoint.in_progress.len());
+    let started = counting.started.lock().expect("lock").clone();
+    for index in &completed_before {
+        let id = plan_episodes(&toy_manifest())[*index as usize].episode_id();
+        assert!(!started.iter().any(|(e, _)| *e == id), "{id} ran again");
+    }
+    assert_eq!(
+        host.creates.load(Ordering::SeqCst) - creates_before,
+        plan_episodes(&toy_manifest()).len() - completed_before.len() - first.checkpoint.in_progress.len()
+    );
+    // Every session holds exactly its episode's steps: nothing was repeated.
+    for completed in &second.checkpoint.completed {
+        let sessions = host.sessions.lock().expect("lock");
+        let session = &sessions[&format!("toy-{}", completed.plan.index)];
+        assert_eq!(session.commands.len() as u64, completed.observations.steps);
+    }
+    // And the results are those of the uninterrupted run.
+    assert_eq!(canonical_json(&second.checkpoint.to_value()), canonical_json(&reference.checkpoint.to_value()));
+    assert_eq!(second.aggregate, reference.aggregate);
+
+    // A checkpoint of another agent or manifest is refused.
+    let other = AgentIdentity { kind: AgentKind::Local, id: "first-legal".into() };
+    let error = on_disk.check_resumable(&toy_manifest().digest(), &plan_episodes(&toy_manifest()), &other);
+    assert!(error.is_err_and(|e| e.to_string().contains("agent")));
+    let error = on_disk.check_resumable("0000", &plan_episodes(&toy_manifest()), &agent());
+    assert!(error.is_err_and(|e| e.to_string().contains("manifest")));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_failing_episode_stops_the_run_with_its_id() {
+    // maxSteps 1 cannot reach any target: the decision limit stops the episode.
+    let manifest = BenchmarkManifest::parse(&manifest_with(
+        r#"[{"id":"tight","seeds":[1],"episodes":1,"maxSteps":1}]"#,
+        "gaos.score.outcome",
+        "mean",
+    ))
+    .expect("valid");
+    let host = Arc::new(ToyHost::default());
+    let result = runtime().block_on(run_benchmark(
+        &manifest,
+        Arc::from(scoring_plugin("gaos.score.outcome").expect("built in")),
+        Arc::new(ToyFactory::new(&host)),
+        BenchmarkOptions::new(1, agent()),
+    ));
+    let error = result.expect_err("the episode cannot finish").to_string();
+    assert!(error.contains("tight-seed-1-episode-0") && error.contains("maxSteps"), "{error}");
+    let zero = runtime().block_on(run_benchmark(
+        &manifest,
+        Arc::from(scoring_plugin("gaos.score.outcome").expect("built in")),
+        Arc::new(ToyFactory::new(&host)),
+        BenchmarkOptions::new(0, agent()),
+    ));
+    assert!(zero.is_err_and(|e| e.to_string().contains("jobs")));
+}
+
+#[test]
+fn the_checkpoint_journal_replays_idempotently_and_ignores_a_torn_tail() {
+    use gaos_runner::benchmark::checkpoint::{JournalRecord, journal_header, journal_path};
+
+    let dir = std::env::temp_dir().join(format!("gaos-bench-journal-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("checkpoint.json");
+    let manifest = toy_manifest();
+    let plan = plan_episodes(&manifest);
+    let base = Checkpoint {
+        manifest_digest: manifest.digest(),
+        agent: agent(),
+        plan: plan.clone(),
+        completed: Vec::new(),
+        in_progress: Vec::new(),
+    };
+    std::fs::write(&path, format!("{}\n", canonical_json(&base.to_value()))).expect("write");
+    let started = |i: usize| {
+        JournalRecord::Started(InProgressEpisode {
+            plan: plan[i].clone(),
+            attachment: obj! { "sessionId" => format!("toy-{i}") }.into(),
+            attach_receipt_digest: None,
+        })
+    };
+    let completed = |i: usize| {
+        JournalRecord::Completed(CompletedEpisode {
+            plan: plan[i].clone(),
+            score: 1.0,
+            replay: Value::from("r\n"),
+            terminal_outcome: obj! { "status" => "won" }.into(),
+            observations: ResourceObservations { steps: 2, tokens: None, extra: Default::default() },
+        })
+    };
+    let lines = [
+        journal_header(&base.manifest_digest, &base.agent),
+        started(0).line(None),
+        started(1).line(None),
+        completed(0).line(None),
+        started(0).line(None), // a replayed old journal: a start after the completion is ignored
+        completed(0).line(None),
+    ];
+    // The last record is torn (no newline, cut short): it never happened.
+    let torn = &started(2).line(None)[..20];
+    std::fs::write(journal_path(&path), format!("{}\n{torn}", lines.join("\n"))).expect("write");
+    let loaded = Checkpoint::load(&path).expect("loads");
+    assert_eq!(loaded.completed.iter().map(|c| c.plan.index).collect::<Vec<_>>(), [0]);
+    assert_eq!(loaded.in_progress.iter().map(|p| p.plan.index).collect::<Vec<_>>(), [1]);
+    loaded.check_resumable(&base.manifest_digest, &plan, &base.agent).expect("resumable");
+    // A journal of another agent is refused, not silently applied.
+    let other = AgentIdentity { kind: AgentKind::Local, id: "first-legal".into() };
+    std::fs::write(journal_path(&path), format!("{}\n{}\n", journal_header(&base.manifest_digest, &other), lines[1]))
+        .expect("write");
+    assert!(Checkpoint::load(&path).is_err_and(|e| e.to_string().contains("another run")));
+    let _ = std::fs::remove_dir_all(&dir);
+}
