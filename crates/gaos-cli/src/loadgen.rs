@@ -12,8 +12,9 @@
 //! error or a missed publication.
 //!
 //! An acknowledged action is a 2xx answer to `POST .../actions` that
-//! arrived before the deadline; its latency runs from sending the request
-//! to having the checked envelope.
+//! arrived inside the measured window (after `--warmup`, which absorbs
+//! opening hundreds of connections, and before the deadline); its latency
+//! runs from sending the request to having the checked envelope.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -47,9 +48,12 @@ pub struct LoadgenArgs {
     /// Seats per session (named a, b, c, ...); a window resolves when all have acted.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=26))]
     seats: u32,
-    /// Measured run time in seconds (after the sessions are created).
+    /// Measured run time in seconds (after the sessions are created and the warmup).
     #[arg(long, default_value_t = 20.0)]
     duration: f64,
+    /// Seconds of load before measuring starts (connections open, caches warm).
+    #[arg(long, default_value_t = 2.0)]
+    warmup: f64,
     /// Rounds of each counter session: large, so no session ends during the run.
     #[arg(long, default_value_t = 1_000_000)]
     rounds: u64,
@@ -79,6 +83,10 @@ pub fn run(args: LoadgenArgs) -> ExitCode {
     };
     if !(args.duration.is_finite() && args.duration > 0.0 && args.duration <= 86_400.0) {
         eprintln!("gaos loadgen: --duration must be a number of seconds in (0, 86400]");
+        return ExitCode::from(2);
+    }
+    if !(args.warmup.is_finite() && (0.0..=3_600.0).contains(&args.warmup)) {
+        eprintln!("gaos loadgen: --warmup must be a number of seconds in [0, 3600]");
         return ExitCode::from(2);
     }
     if !(args.timeout.is_finite() && args.timeout > 0.0 && args.timeout <= 3_600.0) {
@@ -151,11 +159,10 @@ async fn load(args: &LoadgenArgs, token: &str) -> Result<Report, String> {
     let setup_started = Instant::now();
     let sessions = create_sessions(&operator, &request, &seats, args.sessions as usize).await?;
     let setup = setup_started.elapsed();
-    let host_before = HostMetrics::fetch(&http, operator.base_url()).await;
 
     let duration = Duration::from_secs_f64(args.duration);
-    let started = Instant::now();
-    let deadline = started + duration;
+    let measure_from = Instant::now() + Duration::from_secs_f64(args.warmup);
+    let deadline = measure_from + duration;
     let mut tasks = JoinSet::new();
     for session in sessions {
         let (cursor_tx, cursor_rx) = watch::channel(session.start.clone());
@@ -176,12 +183,15 @@ async fn load(args: &LoadgenArgs, token: &str) -> Result<Report, String> {
                 cursor: session.start.clone(),
                 published: Arc::clone(&cursor_tx),
                 updates: cursor_rx.clone(),
+                measure_from,
                 deadline,
                 stats: SeatStats::default(),
             };
             tasks.spawn(driver.run());
         }
     }
+    tokio::time::sleep_until(measure_from.into()).await;
+    let host_before = HostMetrics::fetch(&http, operator.base_url()).await;
     let mut total = SeatStats::default();
     while let Some(joined) = tasks.join_next().await {
         let stats = joined.map_err(|e| format!("a seat task failed: {e}"))?;
@@ -194,6 +204,7 @@ async fn load(args: &LoadgenArgs, token: &str) -> Result<Report, String> {
         seats: args.seats as usize,
         threads: args.threads as usize,
         setup,
+        warmup: Duration::from_secs_f64(args.warmup),
         measured: duration,
         stats: total,
         host_metrics: host_before.zip(host_after).map(|(before, after)| after.since(&before)),
@@ -267,6 +278,9 @@ struct SeatDriver {
     published: Arc<watch::Sender<Cursor>>,
     /// Cursors other seats of the session learned.
     updates: watch::Receiver<Cursor>,
+    /// Answers count from here (the warmup ends) ...
+    measure_from: Instant,
+    /// ... to here (the run ends).
     deadline: Instant,
     stats: SeatStats,
 }
@@ -283,7 +297,7 @@ impl SeatDriver {
             let answered = Instant::now();
             match answer {
                 Ok(answer) => {
-                    if answered <= self.deadline {
+                    if sent >= self.measure_from && answered <= self.deadline {
                         self.stats.acknowledged += 1;
                         self.stats.latency.record(answered - sent);
                     }
@@ -294,7 +308,9 @@ impl SeatDriver {
                     }
                 }
                 Err(error) => {
-                    *self.stats.errors.entry(error.label()).or_default() += 1;
+                    if sent >= self.measure_from {
+                        *self.stats.errors.entry(error.label()).or_default() += 1;
+                    }
                     self.recover(&error).await;
                 }
             }
@@ -497,6 +513,7 @@ struct Report {
     seats: usize,
     threads: usize,
     setup: Duration,
+    warmup: Duration,
     measured: Duration,
     stats: SeatStats,
     host_metrics: Option<HostMetrics>,
@@ -523,6 +540,7 @@ impl Report {
         row("seats per session", self.seats.to_string());
         row("loadgen threads", self.threads.to_string());
         row("setup (s)", format!("{:.2}", self.setup.as_secs_f64()));
+        row("warmup (s)", format!("{:.2}", self.warmup.as_secs_f64()));
         row("duration (s)", format!("{:.2}", self.measured.as_secs_f64()));
         row("acknowledged actions", s.acknowledged.to_string());
         row("actions/s", format!("{:.0}", self.rate()));

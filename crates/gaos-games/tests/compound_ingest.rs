@@ -144,3 +144,55 @@ fn a_mismatching_reveal_is_rejected_the_same_way() {
         ],
     );
 }
+
+#[test]
+fn a_batch_of_ingests_equals_committing_them_one_by_one() {
+    use gaos_kernel::IngestOutcome;
+    let level = r#"{"handSize":3,"maxCard":9}"#;
+    let seats = ["alice", "bob"];
+    let mut sequential = kernel("conformance/hilo", level, &seats);
+    let mut batched = kernel("conformance/hilo", level, &seats);
+    for round in 0..3 {
+        let subs = [
+            submission(&batched, "alice", &format!("a-{round}"), r#"{"card":0}"#),
+            // Refused (bob has no card 7): changes nothing.
+            submission(&batched, "bob", &format!("bad-{round}"), r#"{"card":7}"#),
+            // An exact retry of alice's submission inside the batch.
+            submission(&batched, "alice", &format!("a-{round}"), r#"{"card":0}"#),
+            submission(&batched, "bob", &format!("b-{round}"), r#"{"card":0}"#),
+            // After the window resolved: left for later.
+            submission(&batched, "alice", &format!("late-{round}"), r#"{"card":0}"#),
+        ];
+        let batch = batched.prepare_ingest_batch(&subs).expect("no game failure");
+        assert!(matches!(batch.outcomes[0], Ok(IngestOutcome::Accepted(_))));
+        assert_eq!(batch.outcomes[1].as_ref().unwrap_err().code(), "illegal_command");
+        assert!(
+            matches!(&batch.outcomes[2], Ok(IngestOutcome::Duplicate(r)) if r.submission_id == format!("a-{round}"))
+        );
+        assert!(matches!(batch.outcomes[3], Ok(IngestOutcome::Accepted(_))));
+        assert!(matches!(batch.outcomes[4], Ok(IngestOutcome::Deferred)));
+        let mut prepared = batch.prepared.expect("two ingests and a resolution");
+        let events: Vec<Value> = prepared.events().iter().map(|e| e.to_value()).collect();
+        let deltas: Vec<Value> = prepared.deltas().iter().map(|d| d.to_value()).collect();
+        batched.commit(&mut prepared).expect("commit batch");
+
+        let mut expected = Vec::new();
+        for (seat, id) in [("alice", format!("a-{round}")), ("bob", format!("b-{round}"))] {
+            let mut p =
+                sequential.prepare_ingest(&submission(&sequential, seat, &id, r#"{"card":0}"#)).expect("ingest");
+            expected.extend(p.events().iter().map(|e| e.to_value()));
+            sequential.commit(&mut p).expect("commit");
+        }
+        let mut a = sequential.prepare_advance(None).expect("advance");
+        expected.extend(a.events().iter().map(|e| e.to_value()));
+        let expected_deltas: Vec<Value> = a.deltas().iter().map(|d| d.to_value()).collect();
+        sequential.commit(&mut a).expect("commit advance");
+        assert_eq!(events, expected, "round {round}");
+        assert_eq!(deltas, expected_deltas, "round {round}");
+        assert_eq!(batched.digest(), sequential.digest());
+        assert_eq!(batched.transition_revision(), sequential.transition_revision());
+    }
+    let rehydrated =
+        SessionKernel::rehydrate(Arc::clone(batched.options()), None, batched.events().to_vec()).expect("rehydrate");
+    assert_eq!(rehydrated.digest(), batched.digest());
+}

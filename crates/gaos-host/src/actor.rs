@@ -224,6 +224,31 @@ pub(crate) struct SessionActor {
 
 const STREAM_BUFFER: usize = 256;
 
+/// One act command, for batching.
+struct ActRequest {
+    seat: String,
+    presented: Presented,
+    body: Value,
+    reply: Reply<Answer>,
+}
+
+/// An act that passed the host's checks, ready for the kernel.
+struct PendingAct {
+    seat: String,
+    submission: gaos_kernel::CommandSubmission,
+    key: Option<String>,
+    request: String,
+    stored: Option<StoredAnswer>,
+}
+
+enum ActStep {
+    Answered(Answer),
+    Submit(Box<PendingAct>),
+}
+
+/// Most acts handled as one batch.
+const ACT_BATCH: usize = 64;
+
 /// What a stored answer keeps of its request: the SHA-256 of its canonical
 /// JSON (an exact retry has the same fingerprint).
 fn fingerprint(request: &Value) -> String {
@@ -332,6 +357,28 @@ impl SessionActor {
                 biased;
                 command = priority.recv() => if let Some(command) = command { self.handle(command).await },
                 command = rx.recv() => match command {
+                    Some(Command::Act { seat, presented, body, reply }) => {
+                        // Acts queued behind this one go through the kernel and
+                        // the store together.
+                        let mut acts = vec![ActRequest { seat, presented, body, reply }];
+                        let mut other = None;
+                        while acts.len() < ACT_BATCH {
+                            match rx.try_recv() {
+                                Ok(Command::Act { seat, presented, body, reply }) => {
+                                    acts.push(ActRequest { seat, presented, body, reply })
+                                }
+                                Ok(command) => {
+                                    other = Some(command);
+                                    break;
+                                }
+                                Err(_) => break,
+                            }
+                        }
+                        self.act_many(acts).await;
+                        if let Some(command) = other {
+                            self.handle(command).await;
+                        }
+                    }
                     Some(command) => self.handle(command).await,
                     None => break,
                 },
@@ -619,6 +666,111 @@ impl SessionActor {
     }
 
     async fn act(&mut self, seat: &str, presented: &Presented, body: Value) -> Result<Answer, HostError> {
+        match self.act_precheck(seat, presented, body).await? {
+            ActStep::Answered(answer) => Ok(answer),
+            ActStep::Submit(pending) => self.submit_one(*pending).await,
+        }
+    }
+
+    /// Several acts that arrived together: checked one by one, then prepared
+    /// as consecutive transitions of one kernel batch and made durable in one
+    /// write (the ingests of a window and its resolution), exactly as if
+    /// they had been handled one after the other.
+    async fn act_many(&mut self, acts: Vec<ActRequest>) {
+        let mut pending: Vec<(PendingAct, Reply<Answer>)> = Vec::with_capacity(acts.len());
+        for act in acts {
+            match self.act_precheck(&act.seat, &act.presented, act.body).await {
+                Ok(ActStep::Submit(p)) => pending.push((*p, act.reply)),
+                Ok(ActStep::Answered(answer)) => {
+                    let _ = act.reply.send(Ok(answer));
+                }
+                Err(e) => {
+                    let _ = act.reply.send(Err(e));
+                }
+            }
+        }
+        if pending.len() == 1 {
+            let (p, reply) = pending.pop().expect("one act");
+            let answer = self.submit_one(p).await;
+            let _ = reply.send(answer);
+            return;
+        }
+        if pending.is_empty() {
+            return;
+        }
+        let subs: Vec<gaos_kernel::CommandSubmission> = pending.iter().map(|(p, _)| p.submission.clone()).collect();
+        let batch = match self.kernel.prepare_ingest_batch(&subs) {
+            Ok(batch) => batch,
+            Err(e) => {
+                let error = match e {
+                    e @ gaos_kernel::KernelError::Reducer { .. } => self.game_failed(e).await,
+                    e => from_kernel(e),
+                };
+                for (_, reply) in pending {
+                    let _ = reply.send(Err(error.clone()));
+                }
+                return;
+            }
+        };
+        let resolving = batch.prepared.as_ref().is_some_and(|p| p.summary().is_some());
+        let last_accepted =
+            batch.outcomes.iter().rposition(|o| matches!(o, Ok(gaos_kernel::IngestOutcome::Accepted(_))));
+        let mut ready: Vec<(Answer, Reply<Answer>)> = Vec::new();
+        let mut later: Vec<(PendingAct, Reply<Answer>)> = Vec::new();
+        let mut ops = Vec::new();
+        for (i, ((p, reply), outcome)) in pending.into_iter().zip(batch.outcomes).enumerate() {
+            match outcome {
+                Err(e) => {
+                    let _ = reply.send(Err(from_kernel(e)));
+                }
+                Ok(gaos_kernel::IngestOutcome::Accepted(receipt)) => {
+                    let answer = match (&batch.prepared, resolving && Some(i) == last_accepted) {
+                        (Some(prepared), true) => self.resolved_answer_after(&p.seat, prepared),
+                        _ => match self.pending_answer(&p.seat, &receipt) {
+                            Ok(answer) => answer,
+                            Err(e) => {
+                                let _ = reply.send(Err(e));
+                                continue;
+                            }
+                        },
+                    };
+                    let key = p.key.as_deref().expect("an accepted submission has an id");
+                    ops.push(self.answer_op("act", key, &p.request, &answer));
+                    ready.push((answer, reply));
+                }
+                // Exact retries and submissions after the resolution: the
+                // one-by-one path, once the batch is committed.
+                Ok(_) => later.push((p, reply)),
+            }
+        }
+        if let Some(prepared) = batch.prepared {
+            let mut writes = ops.clone();
+            writes.extend(self.lease_op_if_due());
+            match self.run_transition(prepared, writes).await {
+                Ok(_) => {
+                    for op in ops {
+                        self.remember(op);
+                    }
+                    for (answer, reply) in ready {
+                        let _ = reply.send(Ok(answer));
+                    }
+                }
+                Err(e) => {
+                    for (_, reply) in ready {
+                        let _ = reply.send(Err(e.clone()));
+                    }
+                }
+            }
+        }
+        for (p, reply) in later {
+            let answer = self.submit_one(p).await;
+            let _ = reply.send(answer);
+        }
+    }
+
+    /// Checks of an act before the kernel sees it: seat and session of the
+    /// submission, a stored answer for an exact retry, the lease.
+    async fn act_precheck(&mut self, seat: &str, presented: &Presented, body: Value) -> Result<ActStep, HostError> {
         self.ensure_writable()?;
         let Some(map) = body.as_object() else {
             return Err(HostError::bad_request("invalid_submission", "a command submission must be a JSON object"));
@@ -644,19 +796,46 @@ impl SessionActor {
         let submission_id = map.get("submissionId").and_then(Value::as_str).map(str::to_owned);
         let request = fingerprint(&body);
         let key = submission_id.as_deref().map(|id| act_key(seat, id));
+        // Only identities the kernel accepted before can have a stored answer.
+        let accepted_before = submission_id.as_deref().is_some_and(|id| self.kernel.was_accepted(seat, id));
         let stored = match &key {
-            Some(key) => self.stored_act_answer(key).await,
-            None => None,
+            Some(key) if accepted_before => self.stored_act_answer(key).await,
+            _ => None,
         };
         if let Some(stored) = &stored
             && stored.request == request
         {
-            return Ok(Answer { status: stored.status, body: stored.body.clone() });
+            return Ok(ActStep::Answered(Answer { status: stored.status, body: stored.body.clone() }));
         }
         // The lease decides first: a refused dispatch is never registered.
-        let granted = self.dispatch_lease(seat, presented, LeaseOp::Act).await?;
-        let epoch = granted.epoch;
+        self.dispatch_lease(seat, presented, LeaseOp::Act).await?;
         let submission = gaos_kernel::CommandSubmission::from_value(&body).map_err(|e| from_kernel(e.into()))?;
+        Ok(ActStep::Submit(Box::new(PendingAct { seat: seat.to_owned(), submission, key, request, stored })))
+    }
+
+    /// The pending (or, with nobody awaited, resolved) answer to an accepted
+    /// ingest that did not resolve its window.
+    fn pending_answer(&self, seat: &str, receipt: &gaos_kernel::IngestReceipt) -> Result<Answer, HostError> {
+        let view = self.kernel.observe(seat).map_err(from_kernel)?;
+        let done = self.kernel.is_terminal();
+        let tick = self.seat_observation(seat, &view, false, done);
+        let ext = envelope::base_extensions(&self.id, &self.finalization());
+        Ok(if receipt.awaiting_participants.is_empty() {
+            Answer::json(200, &envelope::envelope(&self.id, self.kernel.cursor(), tick, None, ext))
+        } else {
+            let pending = Pending {
+                submitted: receipt.submitted_participants.clone(),
+                awaiting: receipt.awaiting_participants.clone(),
+                accepted: Some(seat.to_owned()),
+            };
+            Answer::json(202, &envelope::envelope(&self.id, self.kernel.cursor(), tick, Some(pending), ext))
+        })
+    }
+
+    /// One checked act through the kernel and the store.
+    async fn submit_one(&mut self, act: PendingAct) -> Result<Answer, HostError> {
+        let PendingAct { seat, submission, key, request, stored } = act;
+        let seat = seat.as_str();
         let prepared = match self.kernel.prepare_ingest_and_resolve(&submission) {
             Ok(p) => p,
             Err(e @ gaos_kernel::KernelError::Reducer { .. }) => return Err(self.game_failed(e).await),
@@ -675,9 +854,14 @@ impl SessionActor {
             if turns && self.kernel.window().is_complete() && !self.kernel.is_terminal() {
                 return Err(HostError::unavailable("the complete window could not be resolved yet; retry"));
             }
+            // Answered before (to the first copy, or to a retry that differed
+            // only in fields the kernel ignores): keep the first answer.
+            let stored = match (stored, &key) {
+                (Some(stored), _) => Some(stored),
+                (None, Some(key)) => self.stored_act_answer(key).await,
+                (None, None) => None,
+            };
             if let Some(stored) = stored {
-                // Answered before (to a retry that differed only in fields
-                // the kernel ignores): keep the first answer.
                 return Ok(Answer { status: stored.status, body: stored.body });
             }
             let answer = self
@@ -695,38 +879,18 @@ impl SessionActor {
         }
         let receipt = prepared.receipt().cloned().expect("ingest yields a receipt");
         let key = key.expect("an accepted submission has an id");
-        if prepared.summary().is_some() {
-            // The ingest completed a turns window and the resolution was
-            // prepared with it: one durable write carries both transitions
-            // and the answer (the resolved envelope).
-            let answer = self.resolved_answer_after(seat, &prepared);
-            let op = self.answer_op("act", &key, &request, &answer);
-            let mut ops = vec![op.clone()];
-            ops.extend(self.lease_op_if_due());
-            self.run_transition(prepared, ops).await?;
-            self.remember(op);
-            return Ok(answer);
-        }
-        let view = self.kernel.observe(seat).map_err(from_kernel)?;
-        let done = self.kernel.is_terminal();
-        let tick = self.seat_observation(seat, &view, false, done);
-        let ext = envelope::base_extensions(&self.id, &self.finalization());
-        let answer = if receipt.awaiting_participants.is_empty() {
-            Answer::json(200, &envelope::envelope(&self.id, self.kernel.cursor(), tick, None, ext))
+        // An ingest that completed a turns window carries its resolution: one
+        // durable write holds both transitions and the answer.
+        let answer = if prepared.summary().is_some() {
+            self.resolved_answer_after(seat, &prepared)
         } else {
-            let pending = Pending {
-                submitted: receipt.submitted_participants.clone(),
-                awaiting: receipt.awaiting_participants.clone(),
-                accepted: Some(seat.to_owned()),
-            };
-            Answer::json(202, &envelope::envelope(&self.id, self.kernel.cursor(), tick, Some(pending), ext))
+            self.pending_answer(seat, &receipt)?
         };
         let op = self.answer_op("act", &key, &request, &answer);
         let mut ops = vec![op.clone()];
         ops.extend(self.lease_op_if_due());
         self.run_transition(prepared, ops).await?;
         self.remember(op);
-        let _ = epoch;
         Ok(answer)
     }
 

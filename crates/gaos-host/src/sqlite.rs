@@ -77,7 +77,7 @@ const MIGRATIONS: &str = "DROP INDEX IF EXISTS events_by_id;";
 /// three b-trees (events, event ids, answers); with the default cache those
 /// pages were spilled to the WAL mid-transaction and read back, several
 /// times per commit. 128 MiB keeps the hot set of thousands of sessions.
-const WRITER_CACHE_KIB: i64 = 128 * 1024;
+const WRITER_CACHE_KIB: i64 = 32 * 1024;
 
 fn configure(conn: &Connection) -> Result<(), StoreError> {
     conn.pragma_update(None, "journal_mode", "WAL").map_err(backend)?;
@@ -117,7 +117,7 @@ const CHECKPOINT_EVERY: Duration = Duration::from_millis(100);
 /// the WAL would only grow (1.6 GB in 15 s at full load, measured); the
 /// writer's own checkpoint copies the few frames the background pass has not
 /// and lets the next commit start the WAL over.
-const WAL_RESTART_FRAMES: i64 = 8 * 1024;
+const WAL_RESTART_FRAMES: i64 = 32 * 1024;
 
 /// A thread with its own connection that checkpoints the WAL in the
 /// background: `PASSIVE` every [`CHECKPOINT_EVERY`], concurrent with the
@@ -303,6 +303,9 @@ impl StoreWriter for SqliteWriter {
     }
 }
 
+/// Page cache of each pooled read connection, in KiB.
+const READER_CACHE_KIB: i64 = 16 * 1024;
+
 /// Read connections (a small pool; WAL lets them run beside the writer).
 pub struct SqliteReader {
     path: PathBuf,
@@ -316,6 +319,9 @@ impl SqliteReader {
             None => {
                 let conn = Connection::open(&self.path).map_err(backend)?;
                 conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(backend)?;
+                // Point reads of evicted act answers run on every new
+                // submission once a session's answers left memory.
+                conn.pragma_update(None, "cache_size", -READER_CACHE_KIB).map_err(backend)?;
                 conn
             }
         };
@@ -387,37 +393,18 @@ impl StoreReader for SqliteReader {
             let mut stmt = conn.prepare_cached(
                 "SELECT session_id, kind, key, status, request, body FROM answers WHERE session_id = ?1 AND kind != 'act'",
             )?;
-            let rows = stmt.query_map(params![id], |row| {
-                Ok(StoredAnswer {
-                    session_id: row.get(0)?,
-                    kind: row.get(1)?,
-                    key: row.get(2)?,
-                    status: row.get(3)?,
-                    request: row.get(4)?,
-                    body: row.get(5)?,
-                })
-            })?;
+            let rows = stmt.query_map(params![id], answer_row)?;
             rows.collect()
         })
     }
 
     fn load_answer(&self, id: &str, kind: &str, key: &str) -> Result<Option<StoredAnswer>, StoreError> {
         self.with(|conn| {
-            conn.query_row(
+            conn.prepare_cached(
                 "SELECT session_id, kind, key, status, request, body FROM answers
                  WHERE session_id = ?1 AND kind = ?2 AND key = ?3",
-                params![id, kind, key],
-                |row| {
-                    Ok(StoredAnswer {
-                        session_id: row.get(0)?,
-                        kind: row.get(1)?,
-                        key: row.get(2)?,
-                        status: row.get(3)?,
-                        request: row.get(4)?,
-                        body: row.get(5)?,
-                    })
-                },
-            )
+            )?
+            .query_row(params![id, kind, key], answer_row)
             .optional()
         })
     }
@@ -447,6 +434,18 @@ impl StoreReader for SqliteReader {
             rows.collect()
         })
     }
+}
+
+/// Maps a `SELECT session_id, kind, key, status, request, body` row.
+fn answer_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredAnswer> {
+    Ok(StoredAnswer {
+        session_id: row.get(0)?,
+        kind: row.get(1)?,
+        key: row.get(2)?,
+        status: row.get(3)?,
+        request: row.get(4)?,
+        body: row.get(5)?,
+    })
 }
 
 #[cfg(test)]

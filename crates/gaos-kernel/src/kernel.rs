@@ -231,9 +231,52 @@ enum Patch<S> {
     Ingest(Box<IngestPatch>),
     Extension,
     Advance(Box<AdvancePatch<S>>),
-    /// An ingest and the resolution it made ready: two consecutive
-    /// transitions prepared together (persisted in one write).
-    IngestThenAdvance(Box<IngestPatch>, Box<AdvancePatch<S>>),
+    /// Consecutive transitions prepared together (persisted in one write),
+    /// each with its transition revision.
+    Chain(Vec<(u64, Patch<S>)>),
+}
+
+/// Ingests prepared earlier in the same batch, not committed yet.
+#[derive(Default)]
+struct IngestOverlay {
+    patches: Vec<IngestPatch>,
+}
+
+impl IngestOverlay {
+    fn receipt(&self, key: &str) -> Option<&StoredReceipt> {
+        self.patches.iter().rev().find(|p| p.receipt_key == key).map(|p| &p.receipt)
+    }
+    fn holds(&self, seat: &str) -> bool {
+        self.patches.iter().any(|p| p.seat == seat)
+    }
+    fn accepted(&self, key: &str) -> bool {
+        self.patches.iter().any(|p| p.receipt_key == key)
+    }
+}
+
+enum IngestStep {
+    Duplicate(IngestReceipt),
+    Accepted { events: Vec<SessionEvent>, patch: Box<IngestPatch>, receipt: IngestReceipt },
+}
+
+/// What became of one submission of [`SessionKernel::prepare_ingest_batch`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum IngestOutcome {
+    /// Accepted: its `intent-accepted` event is in the batch's transition.
+    Accepted(IngestReceipt),
+    /// An exact retry of an accepted submission (nothing to persist).
+    Duplicate(IngestReceipt),
+    /// Not tried: an earlier submission completed the window; submit it
+    /// again once the batch is committed.
+    Deferred,
+}
+
+/// The result of [`SessionKernel::prepare_ingest_batch`].
+pub struct IngestBatch<S> {
+    /// The accepted ingests (and the resolution they completed), if any.
+    pub prepared: Option<Prepared<S>>,
+    /// One outcome per submission, in order.
+    pub outcomes: Vec<Result<IngestOutcome, KernelError>>,
 }
 
 struct IngestPatch {
@@ -440,6 +483,12 @@ where
     /// The canonical text of a seat's view (cached).
     pub fn observe_canonical(&self, seat: &str) -> Result<Arc<str>, KernelError> {
         Ok(Arc::clone(&self.live.seat_views[self.seat_index(seat)?].canonical))
+    }
+
+    /// Whether `(participant, submission_id)` was ever accepted (the
+    /// permanent identity index): a host needs stored answers only for these.
+    pub fn was_accepted(&self, participant: &str, submission_id: &str) -> bool {
+        self.live.accepted.contains(&identity_key(participant, submission_id))
     }
 
     /// Seats the open window still awaits, in window order.
@@ -664,6 +713,29 @@ where
     /// `prepareIngest(submission)`: the reference check order, first failure
     /// wins (kernel spec §4.8).
     pub fn prepare_ingest(&self, sub: &CommandSubmission) -> Result<Prepared<R::State>, KernelError> {
+        let next = self.live.transition_revision + 1;
+        Ok(match self.ingest_step(sub, &IngestOverlay::default(), next)? {
+            IngestStep::Duplicate(receipt) => self.prepared(
+                self.live.transition_revision,
+                Vec::new(),
+                Vec::new(),
+                PreparedResult::Ingest(receipt),
+                Patch::Noop,
+            ),
+            IngestStep::Accepted { events, patch, receipt } => {
+                self.prepared(next, events, Vec::new(), PreparedResult::Ingest(receipt), Patch::Ingest(patch))
+            }
+        })
+    }
+
+    /// One ingest against live state plus the ingests already prepared in
+    /// the same batch (`overlay`), its events carrying `next`.
+    fn ingest_step(
+        &self,
+        sub: &CommandSubmission,
+        overlay: &IngestOverlay,
+        next: u64,
+    ) -> Result<IngestStep, KernelError> {
         // 1. envelope
         if sub.protocol != PROTOCOL_ID || sub.protocol_version != PROTOCOL_VERSION {
             return Err(KernelError::intent(
@@ -681,7 +753,7 @@ where
         // 3. retained receipt
         if let Some(submission_id) = &sub.submission_id {
             let key = identity_key(&sub.participant_id, submission_id);
-            if let Some(stored) = self.live.receipts.get(&key) {
+            if let Some(stored) = overlay.receipt(&key).or_else(|| self.live.receipts.get(&key)) {
                 if stored.canonical_command != canonical_command
                     || stored.tick_id != sub.tick_id
                     || stored.revision as f64 != sub.revision
@@ -694,8 +766,7 @@ where
                 let mut receipt = stored.receipt.clone();
                 receipt.status = "duplicate".into();
                 receipt.resolved = stored.receipt.cursor < self.live.cursor;
-                let next = self.live.transition_revision;
-                return Ok(self.prepared(next, Vec::new(), Vec::new(), PreparedResult::Ingest(receipt), Patch::Noop));
+                return Ok(IngestStep::Duplicate(receipt));
             }
         }
         // 4. window
@@ -707,7 +778,7 @@ where
         }
         // 6. permanently single-use identities
         let key = identity_key(&sub.participant_id, &submission_id);
-        if self.live.accepted.contains(&key) {
+        if self.live.accepted.contains(&key) || overlay.accepted(&key) {
             return Err(KernelError::unknown_submission(format!(
                 "submission {submission_id} of {} was accepted before and cannot be applied again",
                 sub.participant_id
@@ -738,7 +809,7 @@ where
             })
         })?;
         // 9. collection
-        if self.live.window.intents.contains_key(&sub.participant_id) {
+        if self.live.window.intents.contains_key(&sub.participant_id) || overlay.holds(&sub.participant_id) {
             // A different intent already holds the seat (an exact retry was
             // answered from its receipt above).
             return Err(KernelError::intent(
@@ -754,7 +825,7 @@ where
             prev_chain_hash: sub.prev_chain_hash.clone(),
             sig: sub.sig.clone(),
         };
-        let (submitted, awaiting) = self.lists_with(&sub.participant_id);
+        let (submitted, awaiting) = self.lists_with(&sub.participant_id, overlay);
         let receipt = IngestReceipt {
             status: "accepted".into(),
             participant_id: sub.participant_id.clone(),
@@ -765,7 +836,6 @@ where
             awaiting_participants: awaiting,
             resolved: false,
         };
-        let next = self.live.transition_revision + 1;
         let body = EventBody::IntentAccepted {
             tick: self.live.tick,
             revision: self.live.cursor,
@@ -779,7 +849,7 @@ where
             sig: sub.sig.clone(),
         };
         let events = self.finish_events(next, vec![body])?;
-        let patch = Patch::Ingest(Box::new(IngestPatch {
+        let patch = IngestPatch {
             seat: sub.participant_id.clone(),
             intent,
             action,
@@ -790,8 +860,8 @@ where
                 revision: self.live.cursor,
                 receipt: receipt.clone(),
             },
-        }));
-        Ok(self.prepared(next, events, Vec::new(), PreparedResult::Ingest(receipt), patch))
+        };
+        Ok(IngestStep::Accepted { events, patch: Box::new(patch), receipt })
     }
 
     /// Ingest a submission and, in turns cadence, resolve the window it
@@ -802,47 +872,97 @@ where
     /// Anything else (pending windows, duplicates, ticks cadence) is a plain
     /// ingest.
     pub fn prepare_ingest_and_resolve(&self, sub: &CommandSubmission) -> Result<Prepared<R::State>, KernelError> {
-        let mut ingest = self.prepare_ingest(sub)?;
-        let ready = matches!(self.options.cadence, Cadence::Turns)
-            && ingest.receipt().is_some_and(|r| !r.is_duplicate() && r.awaiting_participants.is_empty());
-        if !ready {
-            return Ok(ingest);
+        let mut batch = self.prepare_ingest_batch(std::slice::from_ref(sub))?;
+        match batch.outcomes.pop() {
+            Some(Err(e)) => Err(e),
+            Some(Ok(IngestOutcome::Duplicate(receipt))) => Ok(self.prepared(
+                self.live.transition_revision,
+                Vec::new(),
+                Vec::new(),
+                PreparedResult::Ingest(receipt),
+                Patch::Noop,
+            )),
+            _ => batch.prepared.ok_or_else(|| KernelError::type_error("an accepted ingest yields a transition")),
         }
-        let Some(Patch::Ingest(patch)) = ingest.patch.take() else {
-            return Err(KernelError::lifecycle(LifecycleCode::AlreadyCompleted, "the ingest holds no patch"));
-        };
-        let mut draft = self.start_draft();
-        draft.next_revision += 1;
-        draft.window.intents.insert(patch.seat.clone(), patch.intent.clone());
-        draft.window_actions.insert(patch.seat.clone(), patch.action.clone());
-        self.resolve_once(&mut draft, ResolutionCause::Complete, None)?;
-        let mut advance = self.finish_advance(draft, false)?;
-        let receipt = ingest.receipt().cloned().expect("an ingest has a receipt");
-        let summary = advance.summary().cloned().expect("an advance has a summary");
-        let Some(Patch::Advance(advance_patch)) = advance.patch.take() else {
-            return Err(KernelError::lifecycle(LifecycleCode::AlreadyCompleted, "the advance holds no patch"));
-        };
-        let mut events = std::mem::take(&mut ingest.events);
-        events.append(&mut advance.events);
-        Ok(Prepared {
-            base: self.live.transition_revision,
-            next: advance.next,
-            events,
-            deltas: std::mem::take(&mut advance.deltas),
-            result: PreparedResult::IngestAndAdvance(receipt, summary),
-            owner: self.id,
-            completion: Completion::Open,
-            patch: Some(Patch::IngestThenAdvance(patch, advance_patch)),
-        })
+    }
+
+    /// Prepare several submissions as consecutive transitions of one
+    /// prepared value (a host persists them in one write): each ingest is
+    /// checked against live state plus the ingests before it in the batch,
+    /// exactly as if the earlier ones had been committed; in turns cadence
+    /// the ingest that completes the window is followed by its resolution,
+    /// and the submissions after it are left for later (`Deferred`).
+    /// Refused submissions change nothing; `Err` only when game code fails
+    /// while resolving (the ingests are then not prepared either).
+    pub fn prepare_ingest_batch(&self, subs: &[CommandSubmission]) -> Result<IngestBatch<R::State>, KernelError> {
+        let mut overlay = IngestOverlay::default();
+        let mut events = Vec::new();
+        let mut outcomes = Vec::with_capacity(subs.len());
+        let mut resolved = false;
+        for sub in subs {
+            if resolved {
+                outcomes.push(Ok(IngestOutcome::Deferred));
+                continue;
+            }
+            let next = self.live.transition_revision + 1 + overlay.patches.len() as u64;
+            match self.ingest_step(sub, &overlay, next) {
+                Err(e) => outcomes.push(Err(e)),
+                Ok(IngestStep::Duplicate(receipt)) => outcomes.push(Ok(IngestOutcome::Duplicate(receipt))),
+                Ok(IngestStep::Accepted { events: mut step_events, patch, receipt }) => {
+                    resolved =
+                        matches!(self.options.cadence, Cadence::Turns) && receipt.awaiting_participants.is_empty();
+                    events.append(&mut step_events);
+                    overlay.patches.push(*patch);
+                    outcomes.push(Ok(IngestOutcome::Accepted(receipt)));
+                }
+            }
+        }
+        if overlay.patches.is_empty() {
+            return Ok(IngestBatch { prepared: None, outcomes });
+        }
+        let last_receipt = overlay.patches.last().map(|p| p.receipt.receipt.clone()).expect("non-empty");
+        let ingests = overlay.patches.len() as u64;
+        let mut chain: Vec<(u64, Patch<R::State>)> = Vec::with_capacity(overlay.patches.len() + 1);
+        let mut deltas = Vec::new();
+        let mut result = PreparedResult::Ingest(last_receipt.clone());
+        let mut next = self.live.transition_revision + ingests;
+        if resolved {
+            let mut draft = self.start_draft();
+            draft.next_revision += ingests;
+            for patch in &overlay.patches {
+                draft.window.intents.insert(patch.seat.clone(), patch.intent.clone());
+                draft.window_actions.insert(patch.seat.clone(), patch.action.clone());
+            }
+            self.resolve_once(&mut draft, ResolutionCause::Complete, None)?;
+            let mut advance = self.finish_advance(draft, false)?;
+            let summary = advance.summary().cloned().expect("an advance has a summary");
+            let Some(Patch::Advance(advance_patch)) = advance.patch.take() else {
+                return Err(KernelError::lifecycle(LifecycleCode::AlreadyCompleted, "the advance holds no patch"));
+            };
+            events.append(&mut advance.events);
+            deltas = std::mem::take(&mut advance.deltas);
+            result = PreparedResult::IngestAndAdvance(last_receipt, summary);
+            next = advance.next;
+            for (i, patch) in overlay.patches.into_iter().enumerate() {
+                chain.push((self.live.transition_revision + 1 + i as u64, Patch::Ingest(Box::new(patch))));
+            }
+            chain.push((next, Patch::Advance(advance_patch)));
+        } else {
+            for (i, patch) in overlay.patches.into_iter().enumerate() {
+                chain.push((self.live.transition_revision + 1 + i as u64, Patch::Ingest(Box::new(patch))));
+            }
+        }
+        let patch = if chain.len() == 1 { chain.pop().expect("one link").1 } else { Patch::Chain(chain) };
+        Ok(IngestBatch { prepared: Some(self.prepared(next, events, deltas, result, patch)), outcomes })
     }
 
     /// Submitted/awaiting lists of the open window once `seat` submitted.
-    fn lists_with(&self, seat: &str) -> (Vec<String>, Vec<String>) {
+    fn lists_with(&self, seat: &str, overlay: &IngestOverlay) -> (Vec<String>, Vec<String>) {
         let window = &self.live.window;
         let mut submitted = Vec::with_capacity(window.participants.len());
         let mut awaiting = Vec::new();
         for p in &window.participants {
-            if p == seat || window.intents.contains_key(p) {
+            if p == seat || window.intents.contains_key(p) || overlay.holds(p) {
                 submitted.push(p.clone());
             } else {
                 awaiting.push(p.clone());
@@ -1410,12 +1530,18 @@ where
     // ----- completion ------------------------------------------------------
 
     fn discard_patch(&self, patch: Option<Patch<R::State>>) {
-        let advance = match patch {
-            Some(Patch::Advance(advance)) | Some(Patch::IngestThenAdvance(_, advance)) => advance,
-            _ => return,
-        };
-        if let Some(draft) = advance.state {
-            self.isolation.discard(draft);
+        match patch {
+            Some(Patch::Advance(advance)) => {
+                if let Some(draft) = advance.state {
+                    self.isolation.discard(draft);
+                }
+            }
+            Some(Patch::Chain(links)) => {
+                for (_, link) in links {
+                    self.discard_patch(Some(link));
+                }
+            }
+            _ => {}
         }
     }
 
@@ -1481,16 +1607,17 @@ where
     }
 
     fn apply(&mut self, patch: Patch<R::State>, mut events: Vec<SessionEvent>, next: u64) {
-        if let Patch::IngestThenAdvance(ingest, advance) = patch {
-            let split = events.iter().position(|e| e.transition_revision == next).unwrap_or(events.len());
-            let advance_events = events.split_off(split);
-            self.apply(Patch::Ingest(ingest), events, next - 1);
-            self.apply(Patch::Advance(advance), advance_events, next);
+        if let Patch::Chain(links) = patch {
+            for (revision, link) in links {
+                let split = events.iter().position(|e| e.transition_revision != revision).unwrap_or(events.len());
+                let rest = events.split_off(split);
+                self.apply(link, std::mem::replace(&mut events, rest), revision);
+            }
             return;
         }
         let live = &mut self.live;
         match patch {
-            Patch::IngestThenAdvance(..) => unreachable!("split above"),
+            Patch::Chain(..) => unreachable!("chains are split above"),
             Patch::Noop => {}
             Patch::Extension => {}
             Patch::Ingest(ingest) => {

@@ -38,6 +38,8 @@ pub use event::{
     CanonicalInput, EventBody, EventLog, HeaderCadence, ResolutionCause, ResolutionResult, SeedPolicy, SessionEvent,
     SessionHeader, SessionTranscript, SubmissionIdentity,
 };
-pub use kernel::{AdvanceSummary, IngestReceipt, Prepared, PreparedResult, SessionKernel, SessionWarning};
+pub use kernel::{
+    AdvanceSummary, IngestBatch, IngestOutcome, IngestReceipt, Prepared, PreparedResult, SessionKernel, SessionWarning,
+};
 pub use observation::{DeltaBody, DeltaOrigin, ObservationDelta, RejectionNotice, apply_observation_delta};
 pub use options::{Cadence, CommandMapper, HostTime, KernelOptions, SessionLimits, TimeoutMapper};

@@ -128,6 +128,7 @@ where
             }
         }
         validate_timeout_audit(&events, &kernel.options.seats).map_err(KernelError::type_error)?;
+        let final_cursor = events.iter().filter(|e| matches!(e.body, EventBody::Resolution { .. })).count() as u64;
         let mut last_revision = 0u64;
         let mut index_in_revision = 0usize;
         for (i, event) in events.iter().enumerate() {
@@ -142,14 +143,16 @@ where
             }
             index_in_revision += 1;
             last_revision = event.transition_revision;
-            kernel.replay_event(i, event)?;
+            kernel.replay_event(i, event, final_cursor)?;
         }
         kernel.live.transition_revision = last_revision;
         kernel.live.events = EventLog::from(events);
         Ok(kernel)
     }
 
-    fn replay_event(&mut self, i: usize, event: &SessionEvent) -> Result<(), KernelError> {
+    /// Re-apply one event. `final_cursor` is the cursor after the whole
+    /// transcript: a receipt that will have been evicted by then is not built.
+    fn replay_event(&mut self, i: usize, event: &SessionEvent, final_cursor: u64) -> Result<(), KernelError> {
         match &event.body {
             EventBody::IntentAccepted {
                 tick,
@@ -203,7 +206,24 @@ where
                     }
                     None => recomputed,
                 };
-                let (submitted, awaiting) = self.lists_with(participant_id);
+                let intent = Intent {
+                    participant_id: participant_id.clone(),
+                    submission_id: submission_id.clone(),
+                    command: command.clone(),
+                    client_time: client_time.clone(),
+                    prev_chain_hash: prev_chain_hash.clone(),
+                    sig: sig.clone(),
+                };
+                let live = &mut self.live;
+                live.accepted.insert(key.clone());
+                if *revision + self.limits.receipt_retention < final_cursor {
+                    // Evicted before the end of the transcript: only the
+                    // permanent identity index remembers it.
+                    live.window.intents.insert(participant_id.clone(), intent);
+                    live.window_actions.insert(participant_id.clone(), frozen);
+                    return Ok(());
+                }
+                let (submitted, awaiting) = self.lists_with(participant_id, &super::IngestOverlay::default());
                 let receipt = IngestReceipt {
                     status: "accepted".into(),
                     participant_id: participant_id.clone(),
@@ -215,19 +235,8 @@ where
                     resolved: false,
                 };
                 let live = &mut self.live;
-                live.window.intents.insert(
-                    participant_id.clone(),
-                    Intent {
-                        participant_id: participant_id.clone(),
-                        submission_id: submission_id.clone(),
-                        command: command.clone(),
-                        client_time: client_time.clone(),
-                        prev_chain_hash: prev_chain_hash.clone(),
-                        sig: sig.clone(),
-                    },
-                );
+                live.window.intents.insert(participant_id.clone(), intent);
                 live.window_actions.insert(participant_id.clone(), frozen);
-                live.accepted.insert(key.clone());
                 live.receipt_order.push_back((*revision, key.clone()));
                 live.receipts.insert(
                     key,
