@@ -350,18 +350,32 @@ impl SessionActor {
         // crash between an ingest and its advance resolves now.
         self.expire_leases().await;
         self.resolve_ready_window().await;
+        // The priority lane closes when the host drops its handle (a
+        // finalized session leaves the session map) while request handles
+        // may still hold the ordinary lane: stop polling it then, or the
+        // biased select would spin on its `None`.
+        let mut priority_open = true;
         loop {
             let deadline = self.next_deadline();
             let sleep = deadline.map(|at| Duration::from_millis((at - self.clock.now_ms()).max(0) as u64));
             tokio::select! {
                 biased;
-                command = priority.recv() => if let Some(command) = command { self.handle(command).await },
+                command = priority.recv(), if priority_open => match command {
+                    Some(command) => self.handle(command).await,
+                    None => priority_open = false,
+                },
                 command = rx.recv() => match command {
                     Some(Command::Act { seat, presented, body, reply }) => {
                         // Acts queued behind this one go through the kernel and
                         // the store together.
                         let mut acts = vec![ActRequest { seat, presented, body, reply }];
                         let mut other = None;
+                        if rx.is_empty() {
+                            // Let request tasks that are already running (the
+                            // other seats of a simultaneous window) hand over
+                            // their acts, so one durable write carries them all.
+                            tokio::task::yield_now().await;
+                        }
                         while acts.len() < ACT_BATCH {
                             match rx.try_recv() {
                                 Ok(Command::Act { seat, presented, body, reply }) => {

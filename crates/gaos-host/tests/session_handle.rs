@@ -804,3 +804,29 @@ async fn the_openai_driver_plays_a_whole_match_through_the_host() {
     assert_eq!(usage, gaos_runner::Usage { input_tokens: 300, output_tokens: 30 }, "two requests per decision");
     assert_eq!(result.outcome.get("status"), Some(&Value::from("ended")));
 }
+
+/// A finalized session leaves the host's session map; once the last handle
+/// is gone its actor must stop (not keep polling closed channels), so
+/// thousands of finished benchmark episodes cost nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finalized_sessions_actor_stops_when_its_handles_are_dropped() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let (host, _dir) = local_host(HostOptions::default()).await;
+    let policy = SessionPolicy::host_default();
+    for _ in 0..3 {
+        let (_, handles) =
+            seat_handles(&host, r#"{"game":"conformance/counter","level":{"rounds":1}}"#, &policy, &["a", "b"]).await;
+        handles[0].act(json(r#"{"n":1}"#)).await.expect("a");
+        handles[1].act(json(r#"{"n":1}"#)).await.expect("b");
+        handles[0].finalize(FinalizeRequest::default()).await.expect("finalize");
+    }
+    let mut live = host.metrics().live_sessions.load(Relaxed);
+    for _ in 0..200 {
+        if live == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        live = host.metrics().live_sessions.load(Relaxed);
+    }
+    assert_eq!(live, 0, "every finalized session's actor has stopped");
+}
