@@ -15,6 +15,16 @@
 //! arrived inside the measured window (after `--warmup`, which absorbs
 //! opening hundreds of connections, and before the deadline); its latency
 //! runs from sending the request to having the checked envelope.
+//!
+//! Two load shapes:
+//! - closed loop (default): every seat submits again as soon as its window
+//!   allows, so the host runs at saturation and latency is what queueing at
+//!   full load costs (Little's law: in-flight requests / throughput);
+//! - open loop (`--rate R`): the seats together offer R actions/s on a fixed
+//!   schedule (each seat one action every `sessions × seats / R` seconds,
+//!   sessions spread evenly over the interval). Latency is then also
+//!   reported from each action's *scheduled* time, so a host that falls
+//!   behind is charged for the backlog it causes (no coordinated omission).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -64,6 +74,10 @@ pub struct LoadgenArgs {
     /// Per-request timeout in seconds.
     #[arg(long, default_value_t = 30.0)]
     timeout: f64,
+    /// Offer this many actions per second in total on a fixed schedule
+    /// (open loop) instead of submitting as fast as answers come back.
+    #[arg(long)]
+    rate: Option<f64>,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
@@ -87,6 +101,12 @@ pub fn run(args: LoadgenArgs) -> ExitCode {
     }
     if !(args.warmup.is_finite() && (0.0..=3_600.0).contains(&args.warmup)) {
         eprintln!("gaos loadgen: --warmup must be a number of seconds in [0, 3600]");
+        return ExitCode::from(2);
+    }
+    if let Some(rate) = args.rate
+        && !(rate.is_finite() && rate > 0.0 && rate <= 10_000_000.0)
+    {
+        eprintln!("gaos loadgen: --rate must be a number of actions per second in (0, 10000000]");
         return ExitCode::from(2);
     }
     if !(args.timeout.is_finite() && args.timeout > 0.0 && args.timeout <= 3_600.0) {
@@ -163,8 +183,17 @@ async fn load(args: &LoadgenArgs, token: &str) -> Result<Report, String> {
     let duration = Duration::from_secs_f64(args.duration);
     let measure_from = Instant::now() + Duration::from_secs_f64(args.warmup);
     let deadline = measure_from + duration;
+    // Open loop: each seat's actions are due every `interval`; sessions
+    // start at evenly spread phases so the offered load is smooth.
+    let interval = args.rate.map(|rate| Duration::from_secs_f64(sessions.len() as f64 * args.seats as f64 / rate));
+    let schedule_start = Instant::now();
+    let session_count = sessions.len().max(1);
     let mut tasks = JoinSet::new();
-    for session in sessions {
+    for (index, session) in sessions.into_iter().enumerate() {
+        let schedule = interval.map(|interval| Schedule {
+            next_due: schedule_start + interval.mul_f64(index as f64 / session_count as f64),
+            interval,
+        });
         let (cursor_tx, cursor_rx) = watch::channel(session.start.clone());
         let cursor_tx = Arc::new(cursor_tx);
         let id: Arc<str> = session.id.into();
@@ -185,6 +214,7 @@ async fn load(args: &LoadgenArgs, token: &str) -> Result<Report, String> {
                 updates: cursor_rx.clone(),
                 measure_from,
                 deadline,
+                schedule,
                 stats: SeatStats::default(),
             };
             tasks.spawn(driver.run());
@@ -206,6 +236,7 @@ async fn load(args: &LoadgenArgs, token: &str) -> Result<Report, String> {
         setup,
         warmup: Duration::from_secs_f64(args.warmup),
         measured: duration,
+        rate: args.rate,
         stats: total,
         host_metrics: host_before.zip(host_after).map(|(before, after)| after.since(&before)),
     })
@@ -252,6 +283,8 @@ async fn create_sessions(
 struct SeatStats {
     acknowledged: u64,
     latency: Histogram,
+    /// Open loop only: from each action's scheduled time to its answer.
+    scheduled_latency: Histogram,
     errors: BTreeMap<String, u64>,
     /// `GET /tick` recoveries (after errors or a missed publication).
     resyncs: u64,
@@ -261,6 +294,7 @@ impl SeatStats {
     fn merge(&mut self, other: SeatStats) {
         self.acknowledged += other.acknowledged;
         self.latency.merge(&other.latency);
+        self.scheduled_latency.merge(&other.scheduled_latency);
         for (code, n) in other.errors {
             *self.errors.entry(code).or_default() += n;
         }
@@ -282,7 +316,16 @@ struct SeatDriver {
     measure_from: Instant,
     /// ... to here (the run ends).
     deadline: Instant,
+    /// Open loop: when this seat's next action is due.
+    schedule: Option<Schedule>,
     stats: SeatStats,
+}
+
+/// A seat's open-loop schedule.
+#[derive(Clone, Copy)]
+struct Schedule {
+    next_due: Instant,
+    interval: Duration,
 }
 
 impl SeatDriver {
@@ -291,15 +334,31 @@ impl SeatDriver {
         command.insert("n".into(), 1u32.into());
         let command = Value::Object(command);
         while Instant::now() < self.deadline {
+            // Open loop: wait for the due time; a seat that is behind (its
+            // window closed late) sends at once and keeps its schedule.
+            let due = self.schedule.as_ref().map(|s| s.next_due);
+            if let Some(due) = due {
+                if due >= self.deadline {
+                    break;
+                }
+                tokio::time::sleep_until(due.into()).await;
+            }
             let options = SubmitOptions { submission_id: None, cursor: Some(self.cursor.clone()) };
             let sent = Instant::now();
             let answer = self.client.submit_command(&self.session_id, &self.seat, command.clone(), options).await;
             let answered = Instant::now();
             match answer {
                 Ok(answer) => {
-                    if sent >= self.measure_from && answered <= self.deadline {
+                    let scheduled = due.unwrap_or(sent);
+                    if scheduled >= self.measure_from && answered <= self.deadline {
                         self.stats.acknowledged += 1;
                         self.stats.latency.record(answered - sent);
+                        if due.is_some() {
+                            self.stats.scheduled_latency.record(answered - scheduled);
+                        }
+                    }
+                    if let Some(schedule) = self.schedule.as_mut() {
+                        schedule.next_due += schedule.interval;
                     }
                     if answer.is_pending() {
                         self.await_window_after(answer.envelope.revision).await;
@@ -515,6 +574,8 @@ struct Report {
     setup: Duration,
     warmup: Duration,
     measured: Duration,
+    /// Offered actions/s (open loop), if any.
+    rate: Option<f64>,
     stats: SeatStats,
     host_metrics: Option<HostMetrics>,
 }
@@ -539,6 +600,7 @@ impl Report {
         row("sessions", self.sessions.to_string());
         row("seats per session", self.seats.to_string());
         row("loadgen threads", self.threads.to_string());
+        row("load", self.rate.map_or("closed loop".to_owned(), |r| format!("open, {r:.0}/s")));
         row("setup (s)", format!("{:.2}", self.setup.as_secs_f64()));
         row("warmup (s)", format!("{:.2}", self.warmup.as_secs_f64()));
         row("duration (s)", format!("{:.2}", self.measured.as_secs_f64()));
@@ -548,6 +610,12 @@ impl Report {
         row("ack latency p90 (ms)", format!("{:.2}", ms(l.quantile_us(0.90))));
         row("ack latency p99 (ms)", format!("{:.2}", ms(l.quantile_us(0.99))));
         row("ack latency max (ms)", format!("{:.2}", ms(l.max_us)));
+        if self.rate.is_some() {
+            let d = &s.scheduled_latency;
+            row("from schedule p50 (ms)", format!("{:.2}", ms(d.quantile_us(0.50))));
+            row("from schedule p99 (ms)", format!("{:.2}", ms(d.quantile_us(0.99))));
+            row("from schedule max (ms)", format!("{:.2}", ms(d.max_us)));
+        }
         row("cursor resyncs (GET /tick)", s.resyncs.to_string());
         if let Some(h) = &self.host_metrics {
             row("host transitions", format!("{:.0}", h.transitions));
@@ -582,6 +650,13 @@ impl Report {
         m.insert("p90Ms".into(), json_number(ms(l.quantile_us(0.90))));
         m.insert("p99Ms".into(), json_number(ms(l.quantile_us(0.99))));
         m.insert("maxMs".into(), json_number(ms(l.max_us)));
+        if let Some(rate) = self.rate {
+            let d = &s.scheduled_latency;
+            m.insert("offeredPerSecond".into(), json_number(rate));
+            m.insert("fromScheduleP50Ms".into(), json_number(ms(d.quantile_us(0.50))));
+            m.insert("fromScheduleP99Ms".into(), json_number(ms(d.quantile_us(0.99))));
+            m.insert("fromScheduleMaxMs".into(), json_number(ms(d.max_us)));
+        }
         m.insert("resyncs".into(), s.resyncs.into());
         let errors: Map = s.errors.iter().map(|(k, v)| (k.clone(), Value::from(*v))).collect();
         m.insert("errors".into(), Value::Object(errors));

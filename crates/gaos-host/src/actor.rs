@@ -257,7 +257,7 @@ fn fingerprint(request: &Value) -> String {
 
 /// Act answers kept in memory per session; older ones are read back from
 /// the store on the rare retry that needs them.
-const ANSWERS_IN_MEMORY: usize = 4096;
+const ANSWERS_IN_MEMORY: usize = 256;
 
 fn act_key(seat: &str, submission_id: &str) -> String {
     format!("{seat}\u{0}{submission_id}")
