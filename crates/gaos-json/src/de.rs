@@ -79,6 +79,26 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
 }
 
+impl<'de> de::Deserialize<'de> for Map {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Map, D::Error> {
+        struct MapVisitor;
+        impl<'de> Visitor<'de> for MapVisitor {
+            type Value = Map;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Map, A::Error> {
+                let mut map = Map::new();
+                while let Some((key, value)) = access.next_entry::<String, Value>()? {
+                    map.insert(key, value);
+                }
+                Ok(map)
+            }
+        }
+        d.deserialize_map(MapVisitor)
+    }
+}
+
 /// Decode a [`Value`] into any `Deserialize` type.
 pub fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, JsonError> {
     T::deserialize(value)
@@ -169,7 +189,7 @@ impl<'de> SeqAccess<'de> for SeqDeserializer {
 }
 
 struct MapDeserializer {
-    iter: std::collections::btree_map::IntoIter<String, Value>,
+    iter: crate::map::IntoIter,
     value: Option<Value>,
 }
 

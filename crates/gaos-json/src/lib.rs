@@ -21,6 +21,7 @@ mod codec;
 mod de;
 mod digest;
 mod error;
+pub mod map;
 mod parse;
 mod ser;
 mod value;

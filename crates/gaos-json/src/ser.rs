@@ -20,6 +20,12 @@ impl Serialize for Value {
     }
 }
 
+impl Serialize for Map {
+    fn serialize<S: ser::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.iter())
+    }
+}
+
 /// Convert any `Serialize` value into a [`Value`], enforcing the JSON value
 /// domain (finite numbers, safe integers, string map keys).
 pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<Value, JsonError> {

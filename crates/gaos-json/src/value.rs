@@ -1,4 +1,3 @@
-use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::error::{JsonError, JsonErrorKind};
@@ -6,9 +5,7 @@ use crate::error::{JsonError, JsonErrorKind};
 /// 2^53 − 1, the largest integer a JavaScript number holds exactly.
 pub const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
-/// A JSON object. `BTreeMap<String, _>` iterates keys in byte order, which
-/// for UTF-8 is Unicode code-point order: exactly the canonical key order.
-pub type Map = BTreeMap<String, Value>;
+pub use crate::map::Map;
 
 /// A JSON value with JavaScript semantics: every number is an IEEE-754 double.
 ///
