@@ -8,10 +8,10 @@
 //! std-only, so any test (async or not) can use it. [`TempDir`] is the same
 //! self-removing directory for a test's own files.
 //!
-//! ```ignore
-//! // In a test of the crate that defines the binary (gaos-cli):
-//! let server = gaos_testkit::server::TestServer::start(env!("CARGO_BIN_EXE_gaos"));
-//! println!("{} {}", server.base_url, server.operator_token);
+//! ```no_run
+//! // In a test of gaos-cli, pass env!("CARGO_BIN_EXE_gaos") as the binary.
+//! let server = gaos_testkit::server::TestServer::start("target/debug/gaos");
+//! println!("{} {}", server.base_url(), server.operator_token());
 //! ```
 
 use std::collections::VecDeque;
