@@ -123,10 +123,11 @@ fn migrate(conn: &Connection) -> Result<(), StoreError> {
 }
 
 /// Page cache of the write connection, in KiB (SQLite's default is 2 MiB).
-/// Every group commit touches the hot leaf pages of each busy session in
-/// three b-trees (events, event ids, answers); with the default cache those
-/// pages were spilled to the WAL mid-transaction and read back, several
-/// times per commit. 128 MiB keeps the hot set of thousands of sessions.
+/// Every group commit touches the hot index leaves of each busy session;
+/// with the default cache those pages were spilled to the WAL
+/// mid-transaction and read back, several times per commit. 32 MiB keeps the
+/// hot set of thousands of sessions; larger caches measured slower (SQLite
+/// walks the whole cache at the end of every transaction).
 const WRITER_CACHE_KIB: i64 = 32 * 1024;
 
 fn configure(conn: &Connection) -> Result<(), StoreError> {
