@@ -27,7 +27,7 @@ use gaos_runner::benchmark::{
     ReplayEpisodeVerifier, SessionFactory, Submission, pack_run, read_bundle_dir, run_benchmark, scoring_plugin,
     verify_bundle, write_bundle_dir,
 };
-use gaos_runner::drivers::{DriverSettings, DriverSpec, OpenAiConfig};
+use gaos_runner::drivers::{DriverSettings, DriverSpec};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// `gaos bench` subcommands.
@@ -72,18 +72,8 @@ pub struct RunArgs {
     /// Start at most this many episodes, then stop (status interrupted; --resume continues).
     #[arg(long)]
     max_episodes: Option<usize>,
-    /// openai drivers: endpoint base URL (requests go to BASE/chat/completions).
-    #[arg(long, default_value = gaos_runner::drivers::openai::DEFAULT_BASE_URL)]
-    base_url: String,
-    /// openai drivers: model (openai:MODEL overrides it).
-    #[arg(long, default_value = gaos_runner::drivers::openai::DEFAULT_MODEL)]
-    model: String,
-    /// openai drivers: environment variable with the API key (default: OPENAI_API_KEY, optional).
-    #[arg(long)]
-    api_key_env: Option<String>,
-    /// openai drivers: re-asks after an illegal answer.
-    #[arg(long, default_value_t = 2)]
-    max_reasks: u32,
+    #[command(flatten)]
+    openai: crate::openai_args::OpenAiArgs,
     /// Print the summary as one JSON object on stdout.
     #[arg(long)]
     json: bool,
@@ -157,16 +147,7 @@ fn setup(args: &RunArgs) -> Result<Setup, String> {
     if human && args.jobs > 1 {
         return Err("a human driver plays one episode at a time; use --jobs 1".into());
     }
-    let settings = DriverSettings {
-        openai: OpenAiConfig {
-            base_url: args.base_url.clone(),
-            model: args.model.clone(),
-            api_key_env: args.api_key_env.clone(),
-            max_reasks: args.max_reasks,
-            ..OpenAiConfig::default()
-        },
-        ..DriverSettings::new(0, "player")
-    };
+    let settings = DriverSettings { openai: args.openai.config(), ..DriverSettings::new(0, "player") };
     let out = match (&args.out, args.resume) {
         (Some(out), _) => out.clone(),
         (None, true) => return Err("--resume needs --out DIR (the directory of the run to continue)".into()),

@@ -4,6 +4,7 @@ mod bench_cmd;
 mod kernel_bench;
 mod loadgen;
 mod mcp_cmd;
+mod openai_args;
 mod play_cmd;
 mod replay_cmd;
 mod serve_cmd;

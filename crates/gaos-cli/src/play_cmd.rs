@@ -19,7 +19,7 @@ use gaos_client::handle::RemoteSessionHandle;
 use gaos_host::HostOptions;
 use gaos_host::handle::{InProcessSessionHandle, open_local_host};
 use gaos_json::{Map, Value, canonical_json};
-use gaos_runner::drivers::{DriverSettings, DriverSpec, OpenAiConfig};
+use gaos_runner::drivers::{DriverSettings, DriverSpec};
 use gaos_runner::{
     AgentDriver, AttachRequest, BoxFuture, CancellationToken, ControllerKind, FinalizeMode, FinalizeRequest,
     Observation, Pacing, Presenter, RunError, RunOptions, RunOutcome, RunPolicy, SessionControllerIdentity,
@@ -55,18 +55,8 @@ pub struct PlayArgs {
     /// Operator token for --host (default: $GAOS_OPERATOR_TOKEN).
     #[arg(long)]
     token: Option<String>,
-    /// openai drivers: endpoint base URL (requests go to BASE/chat/completions).
-    #[arg(long, default_value = gaos_runner::drivers::openai::DEFAULT_BASE_URL)]
-    base_url: String,
-    /// openai drivers: model (openai:MODEL overrides it per seat).
-    #[arg(long, default_value = gaos_runner::drivers::openai::DEFAULT_MODEL)]
-    model: String,
-    /// openai drivers: environment variable with the API key (default: OPENAI_API_KEY, optional).
-    #[arg(long)]
-    api_key_env: Option<String>,
-    /// openai drivers: re-asks after an illegal answer.
-    #[arg(long, default_value_t = 2)]
-    max_reasks: u32,
+    #[command(flatten)]
+    openai: crate::openai_args::OpenAiArgs,
     /// Paced play: print every observation to stderr as it happens.
     #[arg(long)]
     watch: bool,
@@ -180,13 +170,7 @@ pub fn run(args: PlayArgs) -> ExitCode {
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
         nanos ^ std::process::id().rotate_left(16)
     });
-    let openai = OpenAiConfig {
-        base_url: args.base_url.clone(),
-        model: args.model.clone(),
-        api_key_env: args.api_key_env.clone(),
-        max_reasks: args.max_reasks,
-        ..OpenAiConfig::default()
-    };
+    let openai = args.openai.config();
     let mut drivers: Vec<Box<dyn AgentDriver>> = Vec::new();
     for (seat, spec) in &assignments {
         let settings = DriverSettings { openai: openai.clone(), ..DriverSettings::new(seed, seat.clone()) };

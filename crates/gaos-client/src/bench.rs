@@ -9,9 +9,9 @@
 //! sessions.
 
 use gaos_json::{Map, Value};
-use gaos_runner::benchmark::{CreatedSession, EpisodeHost};
+use gaos_runner::benchmark::{CreatedSession, EpisodeHost, existing_head_from_observation, reissued_token};
 use gaos_runner::handle::{AttachRequest, BoxFuture, SessionHandle};
-use gaos_runner::{Observation, SessionError, SessionPolicy};
+use gaos_runner::{SessionError, SessionPolicy};
 use reqwest::Method;
 
 use crate::client::{SessionClient, http_client_builder};
@@ -89,13 +89,8 @@ impl EpisodeHost for RemoteEpisodeHost {
             let observed = client.observe(session_id).await.map_err(session_error)?;
             let envelope =
                 gaos_json::to_value(&observed.envelope).map_err(|e| SessionError::Protocol(e.to_string()))?;
-            let binding = Observation::from_value(&envelope, Some(session_id))?.binding(seat);
-            let binding = gaos_json::to_value(&binding).map_err(|e| SessionError::Protocol(e.to_string()))?;
-            let mut existing = Map::new();
-            existing.insert("sessionId".into(), session_id.into());
-            existing.insert("binding".into(), binding);
-            existing.insert("initialTick".into(), envelope);
-            let handle = RemoteSessionHandle::from_existing(client, &Value::Object(existing), policy)?;
+            let existing = existing_head_from_observation(session_id, seat, envelope)?;
+            let handle = RemoteSessionHandle::from_existing(client, &existing, policy)?;
             Ok(Box::new(handle) as Box<dyn SessionHandle>)
         })
     }
@@ -140,12 +135,7 @@ impl EpisodeHost for RemoteEpisodeHost {
                 .request_json(Method::POST, &path, Some(&Value::Object(Map::new())))
                 .await
                 .map_err(session_error)?;
-            answer
-                .body
-                .get("token")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .ok_or_else(|| SessionError::Protocol("the reissued credential has no token".into()))
+            reissued_token(&answer.body)
         })
     }
 

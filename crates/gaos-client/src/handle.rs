@@ -37,12 +37,7 @@ use std::sync::{Mutex, PoisonError};
 
 use gaos_json::{Map, Value};
 use gaos_kernel::{CommandSubmission, SessionBinding};
-use gaos_runner::handle::{
-    AttachRequest, BoxFuture, FinalizeRequest, HandleState, LifecycleHandle, SessionHandle, SessionResult,
-    SessionTransport,
-};
-use gaos_runner::observation::EXT_FINALIZATION;
-use gaos_runner::receipts::AttachReceipt;
+use gaos_runner::handle::{AttachRequest, BoxFuture, LifecycleHandle, SessionTransport};
 use gaos_runner::{Observation, SessionError, SessionPolicy};
 use reqwest::Method;
 
@@ -267,13 +262,7 @@ impl RemoteSessionHandle {
             extensions: request.extensions.clone(),
         };
         let attached = seat_client.attach(session_id, &wire_request).await.map_err(session_error)?;
-        let terminal = attached
-            .extensions
-            .as_ref()
-            .and_then(|e| e.get(EXT_FINALIZATION))
-            .and_then(|f| f.get("status"))
-            .and_then(Value::as_str)
-            .is_some_and(|s| s == "terminal" || s == "finalized");
+        let terminal = gaos_runner::announces_terminal(attached.extensions.as_ref());
         let transport = RemoteTransport::new(seat_client);
         transport.set_lease_token(lease_token(attached.extensions.as_ref()))?;
         let inner = LifecycleHandle::new(transport, attached.binding, policy.clone(), attached.receipt, terminal)?;
@@ -298,38 +287,4 @@ impl RemoteSessionHandle {
     }
 }
 
-impl SessionHandle for RemoteSessionHandle {
-    fn session_id(&self) -> &str {
-        self.inner.session_id()
-    }
-    fn seat(&self) -> &str {
-        self.inner.seat()
-    }
-    fn policy(&self) -> &SessionPolicy {
-        self.inner.policy()
-    }
-    fn state(&self) -> HandleState {
-        self.inner.state()
-    }
-    fn binding(&self) -> SessionBinding {
-        self.inner.binding()
-    }
-    fn receipt(&self) -> Option<AttachReceipt> {
-        self.inner.receipt()
-    }
-    fn observe(&self) -> BoxFuture<'_, Result<Observation, SessionError>> {
-        self.inner.observe()
-    }
-    fn act(&self, command: Value) -> BoxFuture<'_, Result<Observation, SessionError>> {
-        self.inner.act(command)
-    }
-    fn finalize(&self, request: FinalizeRequest) -> BoxFuture<'_, Result<SessionResult, SessionError>> {
-        self.inner.finalize(request)
-    }
-    fn close(&self) {
-        self.inner.close()
-    }
-    fn wait_for_change(&self, after_revision: u64, attempt: u32) -> BoxFuture<'_, Result<(), SessionError>> {
-        self.inner.wait_for_change(after_revision, attempt)
-    }
-}
+gaos_runner::forward_session_handle!(RemoteSessionHandle);

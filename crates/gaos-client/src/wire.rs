@@ -14,27 +14,9 @@ use serde::{Deserialize, Serialize};
 /// on create.
 pub const EXT_CREDENTIALS: &str = "gaos.host.credentials";
 
-/// Percent-encode like JavaScript's `encodeURIComponent`: everything except
-/// `A-Z a-z 0-9 - _ . ! ~ * ' ( )` becomes `%XX` of its UTF-8 bytes.
-///
-/// ```
-/// assert_eq!(gaos_client::wire::encode_uri_component("s 1/ä!"), "s%201%2F%C3%A4!");
-/// ```
-pub fn encode_uri_component(text: &str) -> String {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    let mut out = String::with_capacity(text.len());
-    for &byte in text.as_bytes() {
-        let unreserved = byte.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&byte);
-        if unreserved {
-            out.push(char::from(byte));
-        } else {
-            out.push('%');
-            out.push(char::from(HEX[usize::from(byte >> 4)]));
-            out.push(char::from(HEX[usize::from(byte & 0x0f)]));
-        }
-    }
-    out
-}
+/// `encodeURIComponent` (one definition, shared with benchmark bundle
+/// file names).
+pub use gaos_runner::benchmark::encode_uri_component;
 
 /// Check a base URL and strip its trailing `/`s, so `/v1/...` can be
 /// appended (a path prefix such as `http://host/gaos/` works).
@@ -283,52 +265,9 @@ pub fn parse_session_attach(body: &Value, session_id: &str, request: &AttachRequ
     Ok(SessionAttach { session_id: session_id.to_owned(), tick, binding, receipt, extensions })
 }
 
-/// `SessionFinalizeRequest`: `{requestId, metadata?, extensions?}`.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct FinalizeRequest {
-    /// Idempotency key; `None` means the reference default `"finalize:<sessionId>"`.
-    pub request_id: Option<String>,
-    /// Product metadata, fixed by the first accepted finalize.
-    pub metadata: Option<Map>,
-    /// Product extensions.
-    pub extensions: Option<Map>,
-}
-
-impl FinalizeRequest {
-    /// The request body for `session_id`.
-    pub fn to_value(&self, session_id: &str) -> Value {
-        let mut map = Map::new();
-        let request_id = self.request_id.clone().unwrap_or_else(|| format!("finalize:{session_id}"));
-        map.insert("requestId".into(), request_id.into());
-        if let Some(metadata) = &self.metadata {
-            map.insert("metadata".into(), Value::Object(metadata.clone()));
-        }
-        if let Some(extensions) = &self.extensions {
-            map.insert("extensions".into(), Value::Object(extensions.clone()));
-        }
-        Value::Object(map)
-    }
-}
-
-/// An artifact of a finalized session (`{kind, digest?, uri?, mediaType?, extensions?}`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionArtifact {
-    /// What it is (e.g. `replay`).
-    pub kind: String,
-    /// Content digest, when the host states one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub digest: Option<String>,
-    /// Where to fetch it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub uri: Option<String>,
-    /// Its media type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub media_type: Option<String>,
-    /// Product extensions.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub extensions: Option<Map>,
-}
+/// The finalize request and result artifacts are the runner's types (one
+/// definition of each wire shape).
+pub use gaos_runner::{FinalizeRequest, SessionArtifact};
 
 /// `SessionResult`: the fixed outcome of a finalized session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

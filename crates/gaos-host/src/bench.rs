@@ -24,10 +24,10 @@
 
 use std::path::Path;
 
-use gaos_json::{Map, Value};
-use gaos_runner::benchmark::{CreatedSession, EpisodeHost};
+use gaos_json::Value;
+use gaos_runner::benchmark::{CreatedSession, EpisodeHost, existing_head_from_observation, reissued_token};
 use gaos_runner::handle::{AttachRequest, BoxFuture, SessionHandle};
-use gaos_runner::{Observation, SessionError, SessionPolicy};
+use gaos_runner::{SessionError, SessionPolicy};
 
 use crate::auth::Caller;
 use crate::config::LeaseBounds;
@@ -108,15 +108,8 @@ impl EpisodeHost for InProcessEpisodeHost {
         Box::pin(async move {
             let caller = self.host.caller(Some(seat_token)).map_err(session_error)?;
             let answer = self.host.observe(&caller, session_id).await.map_err(session_error)?;
-            let envelope = answer_value(&answer.body)?;
-            let binding = Observation::from_value(&envelope, Some(session_id))?.binding(seat);
-            let binding = gaos_json::to_value(&binding).map_err(|e| SessionError::Protocol(e.to_string()))?;
-            let mut existing = Map::new();
-            existing.insert("sessionId".into(), session_id.into());
-            existing.insert("binding".into(), binding);
-            existing.insert("initialTick".into(), envelope);
-            let handle =
-                InProcessSessionHandle::from_existing(&self.host, seat_token, &Value::Object(existing), policy)?;
+            let existing = existing_head_from_observation(session_id, seat, answer_value(&answer.body)?)?;
+            let handle = InProcessSessionHandle::from_existing(&self.host, seat_token, &existing, policy)?;
             Ok(Box::new(handle) as Box<dyn SessionHandle>)
         })
     }
@@ -133,11 +126,7 @@ impl EpisodeHost for InProcessEpisodeHost {
         Box::pin(async move {
             let answer =
                 self.host.reissue_seat_token(&Caller::Operator, session_id, seat).await.map_err(session_error)?;
-            answer
-                .get("token")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .ok_or_else(|| SessionError::Protocol("the reissued credential has no token".into()))
+            reissued_token(&answer)
         })
     }
 

@@ -4,12 +4,10 @@
 use gaos_json::{Map, Value};
 use gaos_kernel::{SessionBinding, TickEnvelope};
 
-/// Extension keys the host sets.
-pub const EXT_EPISODE: &str = "gaos.session.episode";
-pub const EXT_FINALIZATION: &str = "gaos.session.finalization";
-pub const EXT_POLICY: &str = "gaos.session.policy";
+/// Extension keys the host sets (the RFC-018 ones are the runner's, which
+/// reads them).
+pub use gaos_runner::observation::{EXT_ATTACH, EXT_EPISODE, EXT_FINALIZATION, EXT_POLICY};
 pub const EXT_CREDENTIALS: &str = "gaos.host.credentials";
-pub const EXT_ATTACH: &str = "gaos.session.attach";
 pub const EXT_LEASE: &str = "gaos.host.lease";
 pub const EXT_REJECTIONS: &str = "gaos.session.rejections";
 

@@ -38,11 +38,7 @@ use std::time::Duration;
 
 use gaos_json::{Value, canonical_json};
 use gaos_kernel::{CommandSubmission, SessionBinding};
-use gaos_runner::handle::{
-    AttachRequest, BoxFuture, FinalizeRequest, HandleState, LifecycleHandle, SessionHandle, SessionResult,
-    SessionTransport,
-};
-use gaos_runner::observation::EXT_FINALIZATION;
+use gaos_runner::handle::{AttachRequest, BoxFuture, LifecycleHandle, SessionTransport};
 use gaos_runner::receipts::AttachReceipt;
 use gaos_runner::{Observation, SessionError, SessionPolicy};
 use tokio::sync::broadcast;
@@ -358,45 +354,8 @@ fn read_attach(
             Some(receipt)
         }
     };
-    let terminal = extension(value, EXT_FINALIZATION)
-        .and_then(|f| f.get("status"))
-        .and_then(Value::as_str)
-        .is_some_and(|s| s == "terminal" || s == "finalized");
+    let terminal = gaos_runner::announces_terminal(value.get("extensions").and_then(Value::as_object));
     Ok((binding, receipt, terminal))
 }
 
-impl SessionHandle for InProcessSessionHandle {
-    fn session_id(&self) -> &str {
-        self.inner.session_id()
-    }
-    fn seat(&self) -> &str {
-        self.inner.seat()
-    }
-    fn policy(&self) -> &SessionPolicy {
-        self.inner.policy()
-    }
-    fn state(&self) -> HandleState {
-        self.inner.state()
-    }
-    fn binding(&self) -> SessionBinding {
-        self.inner.binding()
-    }
-    fn receipt(&self) -> Option<AttachReceipt> {
-        self.inner.receipt()
-    }
-    fn observe(&self) -> BoxFuture<'_, Result<Observation, SessionError>> {
-        self.inner.observe()
-    }
-    fn act(&self, command: Value) -> BoxFuture<'_, Result<Observation, SessionError>> {
-        self.inner.act(command)
-    }
-    fn finalize(&self, request: FinalizeRequest) -> BoxFuture<'_, Result<SessionResult, SessionError>> {
-        self.inner.finalize(request)
-    }
-    fn close(&self) {
-        self.inner.close()
-    }
-    fn wait_for_change(&self, after_revision: u64, attempt: u32) -> BoxFuture<'_, Result<(), SessionError>> {
-        self.inner.wait_for_change(after_revision, attempt)
-    }
-}
+gaos_runner::forward_session_handle!(InProcessSessionHandle);

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use gaos_json::{CanonicalSink, Fnv1a32, Value, canonical_json, write_canonical};
+use gaos_json::{CanonicalSink, Value, canonical_json};
 use serde::{Deserialize, Serialize};
 
 use crate::action::{COMMIT_SCHEME, CommitEnvelope, SubmittedAction};
@@ -552,23 +552,8 @@ where
     // ----- helpers ---------------------------------------------------------
 
     fn kernel_digest(options: &KernelOptions<R>, sorted: &[usize], cursor: u64, tick: u64, views: &[SeatView]) -> u32 {
-        let mut h = Fnv1a32::new();
-        let mut num = itoa::Buffer::new();
-        h.push_str("{\"cursor\":");
-        h.push_str(num.format(cursor));
-        h.push_str(",\"tick\":");
-        h.push_str(num.format(tick));
-        h.push_str(",\"views\":{");
-        for (i, &index) in sorted.iter().enumerate() {
-            if i > 0 {
-                h.push_str(",");
-            }
-            write_canonical(&Value::String(options.seats[index].clone()), &mut h);
-            h.push_str(":");
-            h.push_str(&views[index].canonical);
-        }
-        h.push_str("}}");
-        h.finish()
+        let seats = sorted.iter().map(|&index| (options.seats[index].as_str(), &views[index]));
+        crate::replay::verify::digest_of_views(cursor, tick, seats, |view, h| h.push_str(&view.canonical))
     }
 
     /// Status, stars, metrics and window participants of a full view.

@@ -16,7 +16,6 @@ use gaos_client::handle::{EXT_LEASE, RemoteTransport, session_error};
 use gaos_client::reqwest::{self, Method, StatusCode};
 use gaos_client::{SessionClient, http_client_builder, wire};
 use gaos_json::{Map, Value};
-use gaos_runner::observation::EXT_FINALIZATION;
 use gaos_runner::{
     BoxFuture, HandleState, LifecycleHandle, Observation, SessionError, SessionHandle, SessionPolicy, SessionTransport,
 };
@@ -155,13 +154,7 @@ impl RemoteSeat {
                 ));
             }
         }
-        let terminal = attached
-            .extensions
-            .as_ref()
-            .and_then(|e| e.get(EXT_FINALIZATION))
-            .and_then(|f| f.get("status"))
-            .and_then(Value::as_str)
-            .is_some_and(|s| s == "terminal" || s == "finalized");
+        let terminal = gaos_runner::announces_terminal(attached.extensions.as_ref());
         let handle = LifecycleHandle::new(
             transport,
             attached.binding,

@@ -59,7 +59,9 @@ pub use factory::{
     DriverAssignment, EpisodeSeat, EpisodeSession, SessionFactory, accepted_commands, episode_level, episode_policy,
     episode_request, episode_session_id,
 };
-pub use hosted::{CreatedSession, EpisodeHost, GameInfo, HostedEpisodeFactory};
+pub use hosted::{
+    CreatedSession, EpisodeHost, GameInfo, HostedEpisodeFactory, existing_head_from_observation, reissued_token,
+};
 pub use manifest::{Aggregation, BenchmarkManifest, BenchmarkTask, MANIFEST_SCHEMA};
 pub use orchestrate::{BenchmarkObserver, BenchmarkOptions, BenchmarkRun, BenchmarkStatus, run_benchmark};
 pub use plan::{EpisodePlan, encode_uri_component, plan_episodes};

@@ -133,6 +133,63 @@ pub trait SessionHandle: Send + Sync {
     }
 }
 
+/// Implement [`SessionHandle`] for a wrapper whose field `inner` is a
+/// [`LifecycleHandle`]: every method forwards to it. The remote and the
+/// in-process handles are such wrappers (their own constructors, the same
+/// lifecycle).
+#[macro_export]
+macro_rules! forward_session_handle {
+    ($wrapper:ty) => {
+        impl $crate::SessionHandle for $wrapper {
+            fn session_id(&self) -> &str {
+                self.inner.session_id()
+            }
+            fn seat(&self) -> &str {
+                self.inner.seat()
+            }
+            fn policy(&self) -> &$crate::SessionPolicy {
+                self.inner.policy()
+            }
+            fn state(&self) -> $crate::HandleState {
+                self.inner.state()
+            }
+            fn binding(&self) -> $crate::SessionBinding {
+                self.inner.binding()
+            }
+            fn receipt(&self) -> ::std::option::Option<$crate::AttachReceipt> {
+                self.inner.receipt()
+            }
+            fn observe(
+                &self,
+            ) -> $crate::BoxFuture<'_, ::std::result::Result<$crate::Observation, $crate::SessionError>> {
+                self.inner.observe()
+            }
+            fn act(
+                &self,
+                command: $crate::__json::Value,
+            ) -> $crate::BoxFuture<'_, ::std::result::Result<$crate::Observation, $crate::SessionError>> {
+                self.inner.act(command)
+            }
+            fn finalize(
+                &self,
+                request: $crate::FinalizeRequest,
+            ) -> $crate::BoxFuture<'_, ::std::result::Result<$crate::SessionResult, $crate::SessionError>> {
+                self.inner.finalize(request)
+            }
+            fn close(&self) {
+                self.inner.close()
+            }
+            fn wait_for_change(
+                &self,
+                after_revision: u64,
+                attempt: u32,
+            ) -> $crate::BoxFuture<'_, ::std::result::Result<(), $crate::SessionError>> {
+                self.inner.wait_for_change(after_revision, attempt)
+            }
+        }
+    };
+}
+
 /// The wire operations of one host for one seat's credentials. Implement it
 /// to give a new kind of host the full [`SessionHandle`] contract through
 /// [`LifecycleHandle`]; the state machine, cursors, submission ids and the

@@ -118,10 +118,13 @@ pub use handle::{
     AttachRequest, BoxFuture, ExistingHead, FinalizeRequest, HandleState, LifecycleHandle, SessionArtifact,
     SessionHandle, SessionResult, SessionTransport, adopt_existing, create_session_handle_from_existing, wait_backoff,
 };
-pub use observation::{EpisodeIdentity, Observation};
+pub use observation::{EpisodeIdentity, Observation, announces_terminal};
 pub use policy::{ControllerKind, SessionControllerIdentity, SessionPolicy};
 pub use receipts::AttachReceipt;
 pub use run::{
     Conversation, FinalizeMode, Pacing, Presenter, RunEvents, RunOptions, RunOutcome, RunPolicy, RunStatus, run_session,
 };
 pub use tokio_util::sync::CancellationToken;
+
+#[doc(hidden)]
+pub use gaos_json as __json;

@@ -190,8 +190,17 @@ impl Observation {
     /// True when the finalization extension says the session's game is over
     /// (`terminal`, or already `finalized`): a handle that sees it turns terminal.
     pub fn announces_terminal(&self) -> bool {
-        matches!(self.finalization_status(), Some("terminal" | "finalized"))
+        announces_terminal(self.extensions())
     }
+}
+
+/// True when envelope (or attach answer) `extensions` carry
+/// `gaos.session.finalization` with status `terminal` or `finalized`.
+pub fn announces_terminal(extensions: Option<&Map>) -> bool {
+    matches!(
+        extensions.and_then(|e| e.get(EXT_FINALIZATION)).and_then(|f| f.get("status")).and_then(Value::as_str),
+        Some("terminal" | "finalized")
+    )
 }
 
 /// `gaos.session.episode`: `{id, index?, ...}`. A change of `id` or `index`

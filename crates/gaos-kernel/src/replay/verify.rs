@@ -341,6 +341,21 @@ pub fn kernel_digest<R: TickReducer + ?Sized>(
     cursor: u64,
     tick: u64,
 ) -> u32 {
+    digest_of_views(cursor, tick, sorted_seats.iter().map(|seat| (seat.as_str(), seat)), |seat, h| {
+        write_canonical(&reducer.view_for(state, seat), h)
+    })
+}
+
+/// FNV-1a of `{"cursor":C,"tick":T,"views":{<seat>:<view>,...}}`, seats in
+/// the order given (code-point order), each view written by `write_view`:
+/// the one definition of the kernel digest preimage, used live (views
+/// already canonical) and when verifying (views recomputed).
+pub(crate) fn digest_of_views<'a, T>(
+    cursor: u64,
+    tick: u64,
+    seats: impl IntoIterator<Item = (&'a str, T)>,
+    mut write_view: impl FnMut(T, &mut Fnv1a32),
+) -> u32 {
     let mut h = Fnv1a32::new();
     let mut num = itoa::Buffer::new();
     h.push_str("{\"cursor\":");
@@ -348,13 +363,13 @@ pub fn kernel_digest<R: TickReducer + ?Sized>(
     h.push_str(",\"tick\":");
     h.push_str(num.format(tick));
     h.push_str(",\"views\":{");
-    for (i, seat) in sorted_seats.iter().enumerate() {
+    for (i, (seat, view)) in seats.into_iter().enumerate() {
         if i > 0 {
             h.push_str(",");
         }
-        write_canonical(&Value::String(seat.clone()), &mut h);
+        write_canonical(&Value::String(seat.to_owned()), &mut h);
         h.push_str(":");
-        write_canonical(&reducer.view_for(state, seat), &mut h);
+        write_view(view, &mut h);
     }
     h.push_str("}}");
     h.finish()

@@ -33,6 +33,27 @@ pub struct CreatedSession {
     pub seat_tokens: BTreeMap<String, String>,
 }
 
+/// The `existing` head for `createSessionHandleFromExisting` built from an
+/// envelope the seat just observed (what [`EpisodeHost::adopt`] adopts).
+pub fn existing_head_from_observation(session_id: &str, seat: &str, envelope: Value) -> Result<Value, SessionError> {
+    let binding = crate::Observation::from_value(&envelope, Some(session_id))?.binding(seat);
+    let binding = gaos_json::to_value(&binding).map_err(|e| SessionError::Protocol(e.to_string()))?;
+    let mut existing = Map::new();
+    existing.insert("sessionId".into(), session_id.into());
+    existing.insert("binding".into(), binding);
+    existing.insert("initialTick".into(), envelope);
+    Ok(Value::Object(existing))
+}
+
+/// The `token` of a host's seat-token reissue answer.
+pub fn reissued_token(answer: &Value) -> Result<String, SessionError> {
+    answer
+        .get("token")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| SessionError::Protocol("the reissued credential has no token".into()))
+}
+
 /// What [`HostedEpisodeFactory`] needs from a host. Every handle it returns
 /// is the host's ordinary RFC-018 handle.
 pub trait EpisodeHost: Send + Sync {
