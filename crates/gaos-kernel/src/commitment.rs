@@ -5,6 +5,10 @@ use sha2::{Digest, Sha256};
 
 use crate::action::{COMMIT_SCHEME, CommitEnvelope, RevealEnvelope};
 
+mod book;
+
+pub(crate) use book::{CommitmentBook, RevealCheck, SaltOwner};
+
 /// Largest canonical payload a reveal may carry, in UTF-8 bytes.
 pub const MAX_PAYLOAD_BYTES: usize = 65_536;
 

@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use gaos_json::{CanonicalSink, Value, canonical_json};
 use serde::{Deserialize, Serialize};
 
-use crate::action::{COMMIT_SCHEME, CommitEnvelope, SubmittedAction};
-use crate::commitment::{CommitmentBinding, validate_commit_envelope, verify_reveal};
+use crate::action::{COMMIT_SCHEME, SubmittedAction};
+use crate::commitment::{CommitmentBinding, CommitmentBook, RevealCheck, SaltOwner, validate_commit_envelope};
 use crate::error::{AdvanceCode, IntentError, IntentErrorCode, KernelError, LifecycleCode};
 use crate::event::{
     AttemptedReveal, CanonicalInput, EventBody, EventLog, ResolutionCause, ResolutionResult, SessionEvent,
@@ -179,14 +179,6 @@ impl<S> Prepared<S> {
     }
 }
 
-/// Bookkeeping of one commitment.
-#[derive(Debug, Clone, PartialEq)]
-struct CommitmentRecord {
-    envelope: CommitEnvelope,
-    window_ref: u64,
-    revealed: bool,
-}
-
 /// A durable rejection, for snapshot notices.
 #[derive(Debug, Clone, PartialEq)]
 struct RejectionRecord {
@@ -219,10 +211,6 @@ fn identity_key(participant: &str, submission: &str) -> String {
     key.push('\u{0}');
     key.push_str(submission);
     key
-}
-
-fn commitment_key(seat: &str, id: u32) -> (String, u32) {
-    (seat.to_owned(), id)
 }
 
 /// The changes a prepared transition applies on commit.
@@ -295,9 +283,8 @@ struct AdvancePatch<S> {
     window_actions: BTreeMap<String, SubmittedAction>,
     full_view: Value,
     seat_views: Vec<SeatView>,
-    commitments: HashMap<(String, u32), CommitmentRecord>,
-    next_commitment_ids: HashMap<String, u32>,
-    salts: Vec<(String, (String, u32))>,
+    /// The resolution's commitment changes, layered over the live book.
+    commitments: CommitmentBook<String>,
     removed_receipts: Vec<String>,
     rejections: Vec<RejectionRecord>,
     last_checkpoint_tick: u64,
@@ -319,9 +306,7 @@ struct Live<S> {
     receipt_order: std::collections::VecDeque<(u64, String)>,
     /// Every identity ever accepted: never applicable again.
     accepted: HashSet<String>,
-    commitments: HashMap<(String, u32), CommitmentRecord>,
-    next_commitment_ids: HashMap<String, u32>,
-    seen_salts: HashMap<String, (String, u32)>,
+    commitments: CommitmentBook<String>,
     rejections: Vec<RejectionRecord>,
     events: EventLog,
     last_checkpoint_tick: u64,
@@ -397,9 +382,7 @@ where
             receipts: HashMap::new(),
             receipt_order: std::collections::VecDeque::new(),
             accepted: HashSet::new(),
-            commitments: HashMap::new(),
-            next_commitment_ids: HashMap::new(),
-            seen_salts: HashMap::new(),
+            commitments: CommitmentBook::new(),
             rejections: Vec::new(),
             events: EventLog::new(),
             last_checkpoint_tick: 0,
@@ -970,19 +953,15 @@ where
             (Some(_), Some(_)) => Err(KernelError::conflict("an action cannot commit and reveal at once")),
             (Some(commit), None) => {
                 validate_commit_envelope(commit).map_err(KernelError::conflict)?;
-                let expected = self.live.next_commitment_ids.get(participant).copied().unwrap_or(0);
+                let seat = participant.to_owned();
+                let expected = self.live.commitments.view().next_id(&seat);
                 if commit.commitment_id != expected {
                     return Err(KernelError::conflict(format!(
                         "{participant}'s next commitment id is {expected}, not {}",
                         commit.commitment_id
                     )));
                 }
-                let open = self
-                    .live
-                    .commitments
-                    .iter()
-                    .filter(|((seat, _), record)| seat == participant && !record.revealed)
-                    .count() as u64;
+                let open = self.live.commitments.open_count(&seat);
                 if open >= self.limits.max_open_commitments_per_seat {
                     return Err(KernelError::conflict(format!("{participant} already holds {open} open commitments")));
                 }
@@ -992,7 +971,8 @@ where
                 let record = self
                     .live
                     .commitments
-                    .get(&commitment_key(participant, reveal.commitment_id))
+                    .view()
+                    .commitment(&participant.to_owned(), reveal.commitment_id)
                     .filter(|r| !r.revealed)
                     .ok_or_else(|| {
                         KernelError::conflict(format!("{participant} has no open commitment {}", reveal.commitment_id))
@@ -1052,9 +1032,7 @@ where
             window_actions: self.live.window_actions.clone(),
             full_view: None,
             seat_views: None,
-            commitments: HashMap::new(),
-            next_commitment_ids: HashMap::new(),
-            salts: Vec::new(),
+            commitments: CommitmentBook::new(),
             removed_receipts: Vec::new(),
             rejections: Vec::new(),
             last_checkpoint_tick: self.live.last_checkpoint_tick,
@@ -1261,57 +1239,55 @@ where
             let Some(reveal) = &input.action.reveal else {
                 continue;
             };
-            let seat = input.participant_id.as_deref().expect("user input");
-            let record =
-                self.commitment(draft, seat, reveal.commitment_id).filter(|r| !r.revealed).ok_or_else(|| {
-                    KernelError::conflict(format!("{seat} has no open commitment {}", reveal.commitment_id))
-                })?;
-            let binding = CommitmentBinding {
-                session_id: &self.options.session_id,
-                seat,
-                commitment_id: reveal.commitment_id,
-                window_ref: record.window_ref,
-            };
-            let matches = verify_reveal(&binding, &record.envelope, reveal).unwrap_or(false);
-            if !matches {
-                self.reject(draft, input, reveal.commitment_id, next_revision);
-                return Ok(());
+            let seat = input.participant_id.clone().expect("user input");
+            let book = draft.commitments.over(&self.live.commitments);
+            match book.check_reveal(
+                &self.options.session_id,
+                &seat,
+                reveal.commitment_id,
+                &reveal.salt,
+                &reveal.payload,
+            ) {
+                RevealCheck::Match(_) => {}
+                RevealCheck::Mismatch(_) | RevealCheck::Unhashable(_) => {
+                    self.reject(draft, input, reveal.commitment_id, next_revision);
+                    return Ok(());
+                }
+                RevealCheck::Unknown | RevealCheck::AlreadyRevealed(_) => {
+                    return Err(KernelError::conflict(format!(
+                        "{seat} has no open commitment {}",
+                        reveal.commitment_id
+                    )));
+                }
             }
         }
         // Commitment bookkeeping, verified payloads.
         for input in &mut inputs {
             let seat = input.participant_id.clone().expect("user input");
             if let Some(commit) = &input.action.commit {
-                draft.commitments.insert(
-                    commitment_key(&seat, commit.commitment_id),
-                    CommitmentRecord { envelope: commit.clone(), window_ref: draft.tick, revealed: false },
+                draft.commitments.record_commit(
+                    seat.clone(),
+                    commit.commitment_id,
+                    commit.hash.clone(),
+                    draft.tick,
+                    (),
                 );
-                draft.next_commitment_ids.insert(seat.clone(), commit.commitment_id + 1);
             }
             if let Some(reveal) = input.action.reveal.clone() {
-                let mut record = self.commitment(draft, &seat, reveal.commitment_id).cloned().expect("verified above");
-                record.revealed = true;
-                draft.commitments.insert(commitment_key(&seat, reveal.commitment_id), record);
-                let identity = (seat.clone(), reveal.commitment_id);
-                let previous = draft
-                    .salts
-                    .iter()
-                    .rev()
-                    .find(|(salt, _)| *salt == reveal.salt)
-                    .map(|(_, id)| id.clone())
-                    .or_else(|| self.live.seen_salts.get(&reveal.salt).cloned());
-                match previous {
-                    Some(prev) if prev != identity => draft.warnings.push(SessionWarning {
+                let live = Some(&self.live.commitments);
+                let revealed = draft.commitments.mark_revealed(live, &seat, reveal.commitment_id);
+                debug_assert!(revealed, "verified above");
+                let owner = SaltOwner { seat: seat.clone(), commitment_id: reveal.commitment_id, origin: () };
+                if let Some(first) = draft.commitments.note_salt(live, &reveal.salt, owner) {
+                    draft.warnings.push(SessionWarning {
                         code: "salt_reuse".into(),
                         message: format!(
                             "salt of {seat}'s commitment {} was already used by {}'s commitment {}",
-                            reveal.commitment_id, prev.0, prev.1
+                            reveal.commitment_id, first.seat, first.commitment_id
                         ),
                         participant_id: seat.clone(),
                         commitment_id: reveal.commitment_id,
-                    }),
-                    Some(_) => {}
-                    None => draft.salts.push((reveal.salt.clone(), identity)),
+                    });
                 }
                 input.action.verified_payload = Some(reveal.payload.clone());
             }
@@ -1403,11 +1379,6 @@ where
         let seat_views = Self::compute_seat_views(&self.options, state, Some(previous_views))?;
         let window = Self::window_for(&self.options, next_cursor, &facts.participants)?;
         Ok(Derived { full_view, facts, seat_views, window })
-    }
-
-    fn commitment<'a>(&'a self, draft: &'a Draft<R::State>, seat: &str, id: u32) -> Option<&'a CommitmentRecord> {
-        let key = commitment_key(seat, id);
-        draft.commitments.get(&key).or_else(|| self.live.commitments.get(&key))
     }
 
     /// A mismatching reveal: record the rejection, drop the seat's intent and
@@ -1502,8 +1473,6 @@ where
             window: draft.window,
             window_actions: draft.window_actions,
             commitments: draft.commitments,
-            next_commitment_ids: draft.next_commitment_ids,
-            salts: draft.salts,
             removed_receipts: draft.removed_receipts,
             rejections: draft.rejections,
             last_checkpoint_tick: draft.last_checkpoint_tick,
@@ -1623,8 +1592,6 @@ where
                     full_view,
                     seat_views,
                     commitments,
-                    next_commitment_ids,
-                    salts,
                     removed_receipts,
                     rejections,
                     last_checkpoint_tick,
@@ -1640,11 +1607,7 @@ where
                 live.window_actions = window_actions;
                 live.full_view = full_view;
                 live.seat_views = seat_views;
-                live.commitments.extend(commitments);
-                live.next_commitment_ids.extend(next_commitment_ids);
-                for (salt, identity) in salts {
-                    live.seen_salts.entry(salt).or_insert(identity);
-                }
+                live.commitments.absorb(commitments);
                 for key in removed_receipts {
                     live.receipts.remove(&key);
                 }
@@ -1721,9 +1684,8 @@ struct Draft<S> {
     window_actions: BTreeMap<String, SubmittedAction>,
     full_view: Option<Value>,
     seat_views: Option<Vec<SeatView>>,
-    commitments: HashMap<(String, u32), CommitmentRecord>,
-    next_commitment_ids: HashMap<String, u32>,
-    salts: Vec<(String, (String, u32))>,
+    /// The resolution's commitment changes, layered over the live book.
+    commitments: CommitmentBook<String>,
     removed_receipts: Vec<String>,
     rejections: Vec<RejectionRecord>,
     last_checkpoint_tick: u64,

@@ -9,6 +9,7 @@ pub mod action;
 pub mod commitment;
 pub mod error;
 pub mod game;
+mod hash;
 pub mod protocol;
 pub mod reducer;
 pub mod replay;

@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use gaos_json::canonical_json;
 
-use super::{CommitmentRecord, Derived, RejectionRecord, SessionKernel, StoredReceipt, commitment_key, identity_key};
+use super::{Derived, RejectionRecord, SessionKernel, StoredReceipt, identity_key};
 use crate::action::SubmittedAction;
-use crate::commitment::{CommitmentBinding, verify_reveal};
+use crate::commitment::{RevealCheck, SaltOwner};
 use crate::error::KernelError;
 use crate::event::{EventBody, EventLog, ResolutionCause, SessionEvent, SessionHeader};
 use crate::game::CommandContext;
@@ -271,34 +271,30 @@ where
                     let Some(seat) = &input.participant_id else {
                         continue;
                     };
+                    let book = &mut self.live.commitments;
                     if let Some(commit) = &input.action.commit {
-                        self.live.commitments.insert(
-                            commitment_key(seat, commit.commitment_id),
-                            CommitmentRecord { envelope: commit.clone(), window_ref: *tick, revealed: false },
-                        );
-                        self.live.next_commitment_ids.insert(seat.clone(), commit.commitment_id + 1);
+                        book.record_commit(seat.clone(), commit.commitment_id, commit.hash.clone(), *tick, ());
                     }
                     if let Some(reveal) = &input.action.reveal {
-                        let key = commitment_key(seat, reveal.commitment_id);
-                        let record = self
-                            .live
-                            .commitments
-                            .get(&key)
-                            .filter(|r| !r.revealed)
-                            .ok_or_else(|| bad(i, format!("{seat} reveals an unknown commitment")))?;
-                        let binding = CommitmentBinding {
-                            session_id: &self.options.session_id,
+                        let check = book.view().check_reveal(
+                            &self.options.session_id,
                             seat,
-                            commitment_id: reveal.commitment_id,
-                            window_ref: record.window_ref,
-                        };
-                        if !verify_reveal(&binding, &record.envelope, reveal).unwrap_or(false) {
-                            return Err(bad(i, format!("{seat}'s recorded reveal does not match its commitment")));
+                            reveal.commitment_id,
+                            &reveal.salt,
+                            &reveal.payload,
+                        );
+                        match check {
+                            RevealCheck::Match(_) => {}
+                            RevealCheck::Unknown | RevealCheck::AlreadyRevealed(_) => {
+                                return Err(bad(i, format!("{seat} reveals an unknown commitment")));
+                            }
+                            RevealCheck::Mismatch(_) | RevealCheck::Unhashable(_) => {
+                                return Err(bad(i, format!("{seat}'s recorded reveal does not match its commitment")));
+                            }
                         }
-                        if let Some(r) = self.live.commitments.get_mut(&key) {
-                            r.revealed = true;
-                        }
-                        self.live.seen_salts.entry(reveal.salt.clone()).or_insert((seat.clone(), reveal.commitment_id));
+                        book.mark_revealed(None, seat, reveal.commitment_id);
+                        let owner = SaltOwner { seat: seat.clone(), commitment_id: reveal.commitment_id, origin: () };
+                        book.note_salt(None, &reveal.salt, owner);
                     }
                 }
                 let actions: Vec<SubmittedAction> = inputs.iter().map(|input| input.action.clone()).collect();

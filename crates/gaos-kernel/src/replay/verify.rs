@@ -47,7 +47,6 @@
 //!   and names the system input's seat, and recorded `verifiedPayload`s equal
 //!   the verified reveals. What a conforming kernel writes passes.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -61,7 +60,7 @@ use super::validate::{
     validate_replay,
 };
 use crate::action::{RevealEnvelope, SubmittedAction};
-use crate::commitment::{CommitmentBinding, commitment_hash};
+use crate::commitment::{CommitmentBook, RevealCheck, SaltOwner};
 use crate::error::GameError;
 use crate::event::{ResolutionCause, SeedPolicy};
 use crate::game::{CommandContext, Game, GameRef, TimeoutContext, TimeoutInput};
@@ -431,23 +430,18 @@ impl InputPath {
     }
 }
 
-struct Commitment {
-    hash: String,
-    window_ref: u64,
-    revealed: bool,
-    line: usize,
-}
+/// Seats are booked per level; `usize` origins are replay lines (of the
+/// commit, and of the first reveal using a salt).
+type LevelSeat<'v> = (usize, &'v str);
 
 /// Re-simulation state of one level.
-struct LevelRun<'v> {
+struct LevelRun {
     state: Option<AnyState>,
     view: Value,
     status: &'static str,
     cursor: u64,
     terminal_line: Option<usize>,
     last_resolution_tick: Option<u64>,
-    commitments: HashMap<(&'v str, u32), Commitment>,
-    next_commitment: HashMap<&'v str, u32>,
     /// Index (in `view.records`) of the timeout waiting for its resolution.
     pending_timeout: Option<usize>,
     previous_kind: Option<&'static str>,
@@ -468,7 +462,7 @@ struct Recheck<'v> {
     unverifiable: ProblemList,
     notes: Vec<String>,
     dropped_notes: usize,
-    salts: HashMap<&'v str, (usize, &'v str, u32, usize)>,
+    book: CommitmentBook<LevelSeat<'v>, usize>,
     actions: Vec<SubmittedAction>,
     empty_ticks: u64,
     noted_no_timeout_mapper: bool,
@@ -490,7 +484,7 @@ impl<'v> Recheck<'v> {
             unverifiable: ProblemList::new(),
             notes: Vec::new(),
             dropped_notes: 0,
-            salts: HashMap::new(),
+            book: CommitmentBook::new(),
             actions: Vec::new(),
             empty_ticks: 0,
             noted_no_timeout_mapper: false,
@@ -583,8 +577,6 @@ impl<'v> Recheck<'v> {
             cursor: 0,
             terminal_line: None,
             last_resolution_tick: None,
-            commitments: HashMap::new(),
-            next_commitment: HashMap::new(),
             pending_timeout: None,
             previous_kind: None,
             legacy_last_tick: None,
@@ -674,7 +666,7 @@ impl<'v> Recheck<'v> {
     }
 
     /// Read status from the current view; a view without one halts the level.
-    fn refresh_status(&mut self, run: &mut LevelRun<'v>, line: usize, field: &str) -> bool {
+    fn refresh_status(&mut self, run: &mut LevelRun, line: usize, field: &str) -> bool {
         match status_of(&run.view) {
             Some(status) => {
                 run.status = status;
@@ -698,7 +690,7 @@ impl<'v> Recheck<'v> {
     /// Legacy bodies: `advance([])` for every tick skipped before an action
     /// (TickReducers only). Returns the action's effective tick, or `None`
     /// when the level halted.
-    fn legacy_empty_ticks(&mut self, run: &mut LevelRun<'v>, record: &RecordView, res: &ResolutionView) -> Option<u64> {
+    fn legacy_empty_ticks(&mut self, run: &mut LevelRun, record: &RecordView, res: &ResolutionView) -> Option<u64> {
         let effective = match res.tick {
             Some(tick) => {
                 run.legacy_inferred_tick = tick;
@@ -751,7 +743,7 @@ impl<'v> Recheck<'v> {
     /// commit–reveal and timeout-mapping checks).
     fn resolve(
         &mut self,
-        run: &mut LevelRun<'v>,
+        run: &mut LevelRun,
         level: &'v LevelView,
         record: &'v RecordView,
         res: &'v ResolutionView,
@@ -790,7 +782,8 @@ impl<'v> Recheck<'v> {
                     self.problems.at(line, path(j).field("commit"), "a commitment needs the committing seat");
                     continue;
                 };
-                let expected = run.next_commitment.get(seat).copied().unwrap_or(0);
+                let key = (level.index, seat);
+                let expected = self.book.view().next_id(&key);
                 if commit.commitment_id != expected {
                     self.problems.at(
                         line,
@@ -799,12 +792,10 @@ impl<'v> Recheck<'v> {
                     );
                     continue;
                 }
-                let commitment = Commitment { hash: commit.hash.clone(), window_ref: tick, revealed: false, line };
-                run.commitments.insert((seat, expected), commitment);
-                run.next_commitment.insert(seat, expected + 1);
+                self.book.record_commit(key, expected, commit.hash.clone(), tick, line);
             }
             if let Some(reveal) = input.reveal() {
-                if !self.verify_reveal(run, level.index, line, path(j), seat, reveal) {
+                if !self.verify_reveal(level.index, line, path(j), seat, reveal) {
                     continue;
                 }
                 if self.strict && input.verified_payload() != Some(&reveal.payload) {
@@ -905,7 +896,6 @@ impl<'v> Recheck<'v> {
     /// Verify a reveal against its commitment; `false` drops the input.
     fn verify_reveal(
         &mut self,
-        run: &mut LevelRun<'v>,
         level: usize,
         line: usize,
         path: InputPath,
@@ -916,63 +906,47 @@ impl<'v> Recheck<'v> {
             self.problems.at(line, path.field("reveal"), "a reveal needs the revealing seat");
             return false;
         };
-        let key = (seat, reveal.commitment_id);
-        let Some(commitment) = run.commitments.get_mut(&key) else {
-            self.problems.at(
-                line,
-                path.field("reveal.commitmentId"),
-                format!("{seat} has no commitment {} in this level", reveal.commitment_id),
-            );
-            return false;
-        };
-        if commitment.revealed {
-            self.problems.at(
-                line,
-                path.field("reveal.commitmentId"),
-                format!("{seat}'s commitment {} (line {}) was already revealed", reveal.commitment_id, commitment.line),
-            );
-            return false;
-        }
-        let binding = CommitmentBinding {
-            session_id: &self.view.session_id,
-            seat,
-            commitment_id: reveal.commitment_id,
-            window_ref: commitment.window_ref,
-        };
-        match commitment_hash(&binding, &reveal.salt, &reveal.payload) {
-            Err(e) => {
+        let key = (level, seat);
+        let id = reveal.commitment_id;
+        match self.book.view().check_reveal(&self.view.session_id, &key, id, &reveal.salt, &reveal.payload) {
+            RevealCheck::Unknown => {
+                let message = format!("{seat} has no commitment {id} in this level");
+                self.problems.at(line, path.field("reveal.commitmentId"), message);
+                false
+            }
+            RevealCheck::AlreadyRevealed(commitment) => {
+                let message = format!("{seat}'s commitment {id} (line {}) was already revealed", commitment.origin);
+                self.problems.at(line, path.field("reveal.commitmentId"), message);
+                false
+            }
+            RevealCheck::Unhashable(e) => {
                 self.problems.at(line, path.field("reveal"), format!("cannot be hashed: {e}"));
                 false
             }
-            Ok(hash) if hash != commitment.hash => {
-                let committed = commitment.line;
+            RevealCheck::Mismatch(commitment) => {
+                let committed = commitment.origin;
                 self.problems.at(
                     line,
                     path.field("reveal"),
-                    format!(
-                        "commit_mismatch: the reveal does not match {seat}'s commitment {} (line {committed})",
-                        reveal.commitment_id
-                    ),
+                    format!("commit_mismatch: the reveal does not match {seat}'s commitment {id} (line {committed})"),
                 );
                 false
             }
-            Ok(_) => {
-                commitment.revealed = true;
-                self.note_salt(level, seat, reveal.commitment_id, line, &reveal.salt);
+            RevealCheck::Match(_) => {
+                self.book.mark_revealed(None, &key, id);
+                self.note_salt(level, seat, id, line, &reveal.salt);
                 true
             }
         }
     }
 
-    fn note_salt(&mut self, level: usize, seat: &'v str, commitment_id: u32, line: usize, salt: &'v str) {
-        match self.salts.get(salt) {
-            Some(&(l, s, id, first)) if (l, s, id) != (level, seat, commitment_id) => self.note(format!(
+    fn note_salt(&mut self, level: usize, seat: &'v str, commitment_id: u32, line: usize, salt: &str) {
+        let owner = SaltOwner { seat: (level, seat), commitment_id, origin: line };
+        if let Some(first) = self.book.note_salt(None, salt, owner) {
+            let first = first.origin;
+            self.note(format!(
                 "line {line}: salt reuse: {seat}'s commitment {commitment_id} reuses the salt first seen on line {first}"
-            )),
-            Some(_) => {}
-            None => {
-                self.salts.insert(salt, (level, seat, commitment_id, line));
-            }
+            ));
         }
     }
 
@@ -1039,7 +1013,7 @@ impl<'v> Recheck<'v> {
 
     fn timeout(
         &mut self,
-        run: &mut LevelRun<'v>,
+        run: &mut LevelRun,
         record: &RecordView,
         index: usize,
         timeout: &TimeoutView,
@@ -1083,7 +1057,7 @@ impl<'v> Recheck<'v> {
         }
     }
 
-    fn checkpoint(&mut self, run: &LevelRun<'v>, record: &RecordView, tick: u64, digest: u32) {
+    fn checkpoint(&mut self, run: &LevelRun, record: &RecordView, tick: u64, digest: u32) {
         if !self.strict {
             return;
         }
@@ -1107,13 +1081,7 @@ impl<'v> Recheck<'v> {
         }
     }
 
-    fn commit_mismatch(
-        &mut self,
-        run: &mut LevelRun<'v>,
-        level: usize,
-        record: &RecordView,
-        m: &'v CommitMismatchView,
-    ) {
+    fn commit_mismatch(&mut self, run: &mut LevelRun, level: usize, record: &RecordView, m: &'v CommitMismatchView) {
         run.pending_timeout = None;
         let line = record.line;
         if let Some(last) = run.last_resolution_tick
@@ -1163,8 +1131,8 @@ impl<'v> Recheck<'v> {
                 Ok(_) => {}
             }
         }
-        let key = (m.participant_id.as_str(), m.commitment_id);
-        let Some(commitment) = run.commitments.get(&key) else {
+        let key = (level, m.participant_id.as_str());
+        let Some(commitment) = self.book.view().commitment(&key, m.commitment_id) else {
             self.problems.at(
                 line,
                 "commit-mismatch.commitmentId",
@@ -1193,24 +1161,23 @@ impl<'v> Recheck<'v> {
                 return;
             }
         };
-        let binding = CommitmentBinding {
-            session_id: &self.view.session_id,
-            seat: &m.participant_id,
-            commitment_id: m.commitment_id,
-            window_ref: commitment.window_ref,
-        };
-        let committed = commitment.line;
-        match commitment_hash(&binding, &salt, &payload) {
-            Err(e) => self.problems.at(line, format!("commit-mismatch.{source}"), format!("cannot be hashed: {e}")),
-            Ok(hash) if hash == commitment.hash => self.problems.at(
-                line,
-                format!("commit-mismatch.{source}"),
-                format!(
-                    "not a mismatch: this reveal matches {}'s commitment {} (line {committed})",
-                    m.participant_id, m.commitment_id
-                ),
-            ),
-            Ok(_) => {
+        match self.book.view().check_reveal(&self.view.session_id, &key, m.commitment_id, &salt, &payload) {
+            RevealCheck::Unknown | RevealCheck::AlreadyRevealed(_) => {}
+            RevealCheck::Unhashable(e) => {
+                self.problems.at(line, format!("commit-mismatch.{source}"), format!("cannot be hashed: {e}"))
+            }
+            RevealCheck::Match(commitment) => {
+                let committed = commitment.origin;
+                self.problems.at(
+                    line,
+                    format!("commit-mismatch.{source}"),
+                    format!(
+                        "not a mismatch: this reveal matches {}'s commitment {} (line {committed})",
+                        m.participant_id, m.commitment_id
+                    ),
+                )
+            }
+            RevealCheck::Mismatch(_) => {
                 self.note(format!(
                     "line {line}: verified commit_mismatch of {}'s commitment {} (from {source})",
                     m.participant_id, m.commitment_id
@@ -1243,7 +1210,7 @@ impl<'v> Recheck<'v> {
     /// Strict: the window invariants a kernel guarantees for a resolution.
     fn strict_window(
         &mut self,
-        run: &LevelRun<'v>,
+        run: &LevelRun,
         record: &RecordView,
         res: &ResolutionView,
         pending_timeout: Option<usize>,
