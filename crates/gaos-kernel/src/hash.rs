@@ -7,11 +7,14 @@
 //! resistant: every map that decides a verdict compares full keys on a hit,
 //! and the inputs are bounded by `SessionLimits` and the replay size.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, Hasher};
 
 /// A `HashMap` with the crate's deterministic hasher.
 pub(crate) type StableHashMap<K, V> = HashMap<K, V, BuildStableHasher>;
+
+/// A `HashSet` with the crate's deterministic hasher.
+pub(crate) type StableHashSet<K> = HashSet<K, BuildStableHasher>;
 
 /// Builds [`StableHasher`]s (every hasher starts from the same state).
 #[derive(Debug, Clone, Copy, Default)]
@@ -52,6 +55,11 @@ impl Hasher for StableHasher {
 /// `StableHashMap::new()` (the std constructor needs `RandomState`).
 pub(crate) fn new_map<K, V>() -> StableHashMap<K, V> {
     HashMap::with_hasher(BuildStableHasher)
+}
+
+/// `StableHashSet::new()`.
+pub(crate) fn new_set<K>() -> StableHashSet<K> {
+    HashSet::with_hasher(BuildStableHasher)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 //! a copy of the kernel, so preparing costs the same at revision 10 and at
 //! revision 10 million.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -22,6 +22,7 @@ use crate::event::{
     SessionHeader, SessionTranscript, SubmissionIdentity, event_id,
 };
 use crate::game::{CommandContext, TimeoutContext, TimeoutInput};
+use crate::hash::{StableHashMap, StableHashSet, new_map, new_set};
 use crate::observation::{DeltaBody, DeltaOrigin, ObservationDelta, RejectionNotice};
 use crate::options::{Cadence, HostTime, KernelOptions, ResolvedLimits};
 use crate::protocol::{
@@ -301,11 +302,11 @@ struct Live<S> {
     window_actions: BTreeMap<String, SubmittedAction>,
     full_view: Value,
     seat_views: Vec<SeatView>,
-    receipts: HashMap<String, StoredReceipt>,
+    receipts: StableHashMap<String, StoredReceipt>,
     /// Receipt keys in insertion order with their cursor, for eviction.
     receipt_order: std::collections::VecDeque<(u64, String)>,
     /// Every identity ever accepted: never applicable again.
-    accepted: HashSet<String>,
+    accepted: StableHashSet<String>,
     commitments: CommitmentBook<String>,
     rejections: Vec<RejectionRecord>,
     events: EventLog,
@@ -379,9 +380,9 @@ where
             window_actions: BTreeMap::new(),
             full_view,
             seat_views,
-            receipts: HashMap::new(),
+            receipts: new_map(),
             receipt_order: std::collections::VecDeque::new(),
-            accepted: HashSet::new(),
+            accepted: new_set(),
             commitments: CommitmentBook::new(),
             rejections: Vec::new(),
             events: EventLog::new(),

@@ -31,6 +31,7 @@
 
 pub mod finalize;
 pub mod format;
+mod identities;
 pub mod problem;
 pub mod read;
 pub mod validate;

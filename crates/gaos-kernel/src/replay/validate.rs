@@ -18,19 +18,18 @@
 //! of it, so a reader can drop each parsed line right away: a 100,000
 //! resolution replay never exists as 200,000 JSON object trees at once.
 
-use std::collections::HashMap;
-use std::collections::hash_map::RandomState;
 use std::fmt;
-use std::hash::{BuildHasher, Hasher};
 
 use gaos_json::{Map, Value, canonical_json};
 
 use super::format::{FormatVersion, ReplayArtifact, ReplayBody, describe};
+use super::identities::IdentityIndex;
 use super::problem::{ProblemList, ReplayFormatError};
 use crate::action::{ActionTarget, COMMIT_SCHEME, CommitEnvelope, RevealEnvelope, SubmittedAction};
 use crate::commitment::is_commitment_hash;
 use crate::event::{ResolutionCause, SeedPolicy};
 use crate::game::{AdapterRef, GameRef};
+use crate::hash::{StableHashMap, new_map};
 use crate::protocol::is_valid_participant_id;
 use crate::seed::run_level_seed;
 
@@ -666,49 +665,6 @@ struct InputFields<'m> {
     integrity: Integrity<'m>,
 }
 
-/// Submission identities `(levelIndex, seat, submissionId)` as 128-bit
-/// keyed hashes: no per-input string copies, and with secret per-process
-/// SipHash keys two different identities collide with probability 2^-128.
-struct IdentityKeys(RandomState, RandomState);
-
-impl IdentityKeys {
-    fn new() -> Self {
-        IdentityKeys(RandomState::new(), RandomState::new())
-    }
-
-    fn key(&self, level: usize, seat: &str, id: &str) -> u128 {
-        let hash = |state: &RandomState| state.hash_one((level, seat, id));
-        (u128::from(hash(&self.0)) << 64) | u128::from(hash(&self.1))
-    }
-}
-
-/// Keys that are already keyed hashes need no second hash.
-#[derive(Clone, Copy, Default)]
-struct BuildPassThrough;
-
-impl BuildHasher for BuildPassThrough {
-    type Hasher = PassThrough;
-    fn build_hasher(&self) -> PassThrough {
-        PassThrough(0)
-    }
-}
-
-struct PassThrough(u64);
-
-impl Hasher for PassThrough {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-    fn write_u128(&mut self, value: u128) {
-        self.0 = value as u64;
-    }
-}
-
 /// Line-by-line validator. Feed it the header, then every body line as a
 /// record ([`Validator::record`]) or a legacy action line
 /// ([`Validator::action_line`]); problems accumulate in `problems`.
@@ -719,8 +675,7 @@ pub(crate) struct Validator {
     perm: Vec<u32>,
     perm_valid: bool,
     level_count: usize,
-    identities: HashMap<u128, usize, BuildPassThrough>,
-    identity_keys: IdentityKeys,
+    identities: IdentityIndex,
     buffer: String,
     timeout_window_ticks: Option<u64>,
     has_timeout_policy: bool,
@@ -744,8 +699,7 @@ impl Validator {
             perm: Vec::new(),
             perm_valid: false,
             level_count: 0,
-            identities: HashMap::with_capacity_and_hasher(identities, BuildPassThrough),
-            identity_keys: IdentityKeys::new(),
+            identities: IdentityIndex::with_capacity(identities),
             buffer: String::new(),
             timeout_window_ticks: None,
             has_timeout_policy: false,
@@ -1046,7 +1000,7 @@ impl Validator {
         };
         self.level_count = entries.len();
         let mut levels = Vec::with_capacity(entries.len());
-        let mut ids: HashMap<&str, usize> = HashMap::new();
+        let mut ids: StableHashMap<&str, usize> = new_map();
         let mut complete = true;
         for (index, entry) in entries.iter().enumerate() {
             let lctx = Ctx { line: 1, prefix: Prefix::Level(index) };
@@ -1201,8 +1155,7 @@ impl Validator {
         let (Some(level), Some(seat), Some(id)) = (level, seat, id) else {
             return;
         };
-        let key = self.identity_keys.key(level, seat, id);
-        if let Some(first) = self.identities.insert(key, ctx.line) {
+        if let Some(first) = self.identities.insert(level, seat, id, ctx.line) {
             self.at(
                 ctx,
                 field,
