@@ -6,7 +6,9 @@
 //! a prepared transition's events and only then commits it.
 
 pub mod action;
+mod audit;
 pub mod commitment;
+mod digest;
 pub mod error;
 pub mod game;
 mod hash;
@@ -14,6 +16,7 @@ pub mod protocol;
 pub mod reducer;
 pub mod replay;
 pub mod seed;
+mod view;
 
 pub use action::{ActionTarget, COMMIT_SCHEME, CommitEnvelope, RevealEnvelope, SubmittedAction};
 pub use error::{

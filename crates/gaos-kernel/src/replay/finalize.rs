@@ -6,9 +6,9 @@ use gaos_json::{Map, Value, canonical_json};
 use super::format::{ReplayArtifact, ReplayBody};
 use super::validate::validate_replay;
 use crate::action::SubmittedAction;
+use crate::audit::validate_timeout_audit;
 use crate::error::{AdvanceCode, KernelError};
 use crate::event::{CanonicalInput, EventBody, ResolutionCause, SeedPolicy, SessionEvent, SessionTranscript};
-use crate::kernel::validate_timeout_audit;
 use crate::seed::run_level_seed;
 
 /// Options of [`finalize_replay`].

@@ -50,7 +50,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use gaos_json::{CanonicalSink, Fnv1a32, Value, write_canonical};
+use gaos_json::Value;
 
 use super::format::{ReplayArtifact, describe};
 use super::problem::ProblemList;
@@ -61,11 +61,12 @@ use super::validate::{
 };
 use crate::action::{RevealEnvelope, SubmittedAction};
 use crate::commitment::{CommitmentBook, RevealCheck, SaltOwner};
+pub use crate::digest::kernel_digest;
 use crate::error::GameError;
 use crate::event::{ResolutionCause, SeedPolicy};
 use crate::game::{CommandContext, Game, GameRef, TimeoutContext, TimeoutInput};
-use crate::kernel::participants_of;
 use crate::reducer::{AnyState, DynReducer, TickReducer};
+use crate::view::participants_of;
 
 /// Most empty ticks a legacy (action-only) replay may ask the verifier to
 /// simulate between its actions; beyond it the file is `unverifiable`.
@@ -328,50 +329,6 @@ fn verify_view(
         ));
     }
     Recheck::new(view, &*game, options.strict).run()
-}
-
-/// The kernel state digest (§1.4): FNV-1a of
-/// `{"cursor":C,"tick":T,"views":{<seat>:<view_for(state, seat)>,...}}` with
-/// `sorted_seats` in code-point order.
-pub fn kernel_digest<R: TickReducer + ?Sized>(
-    reducer: &R,
-    state: &R::State,
-    sorted_seats: &[String],
-    cursor: u64,
-    tick: u64,
-) -> u32 {
-    digest_of_views(cursor, tick, sorted_seats.iter().map(|seat| (seat.as_str(), seat)), |seat, h| {
-        write_canonical(&reducer.view_for(state, seat), h)
-    })
-}
-
-/// FNV-1a of `{"cursor":C,"tick":T,"views":{<seat>:<view>,...}}`, seats in
-/// the order given (code-point order), each view written by `write_view`:
-/// the one definition of the kernel digest preimage, used live (views
-/// already canonical) and when verifying (views recomputed).
-pub(crate) fn digest_of_views<'a, T>(
-    cursor: u64,
-    tick: u64,
-    seats: impl IntoIterator<Item = (&'a str, T)>,
-    mut write_view: impl FnMut(T, &mut Fnv1a32),
-) -> u32 {
-    let mut h = Fnv1a32::new();
-    let mut num = itoa::Buffer::new();
-    h.push_str("{\"cursor\":");
-    h.push_str(num.format(cursor));
-    h.push_str(",\"tick\":");
-    h.push_str(num.format(tick));
-    h.push_str(",\"views\":{");
-    for (i, (seat, view)) in seats.into_iter().enumerate() {
-        if i > 0 {
-            h.push_str(",");
-        }
-        write_canonical(&Value::String(seat.to_owned()), &mut h);
-        h.push_str(":");
-        write_view(view, &mut h);
-    }
-    h.push_str("}}");
-    h.finish()
 }
 
 fn status_of(view: &Value) -> Option<&'static str> {

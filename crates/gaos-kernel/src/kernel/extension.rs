@@ -1,0 +1,42 @@
+//! Extension records: non-gameplay lanes that never reach the reducer.
+
+use gaos_json::{Value, canonical_json};
+
+use crate::error::KernelError;
+use crate::event::EventBody;
+use crate::reducer::TickReducer;
+
+use super::*;
+
+impl<R> SessionKernel<R>
+where
+    R: TickReducer,
+    R::State: Clone + 'static,
+{
+    /// `prepareExtension(lane, record)`: a non-gameplay record; never reaches
+    /// the reducer, views or digest.
+    pub fn prepare_extension(&self, lane: &str, record: &Value) -> Result<Prepared<R::State>, KernelError> {
+        if self.is_terminal() {
+            return Err(Self::terminal_error());
+        }
+        if lane.is_empty() {
+            return Err(KernelError::type_error("extension lane must be a non-empty string"));
+        }
+        let Some(map) = record.as_object() else {
+            return Err(KernelError::type_error("extension record must be a JSON object"));
+        };
+        let bytes = canonical_json(record).len() as u64;
+        if bytes > self.limits.max_extension_bytes {
+            return Err(KernelError::range_error(format!(
+                "extension record is {bytes} bytes, over maxExtensionBytes {}",
+                self.limits.max_extension_bytes
+            )));
+        }
+        let next = self.live.transition_revision + 1;
+        let events = self.finish_events(
+            next,
+            vec![EventBody::Extension { tick: self.live.tick, lane: lane.into(), record: map.clone() }],
+        )?;
+        Ok(self.prepared(next, events, Vec::new(), PreparedResult::Extension, Patch::Extension))
+    }
+}
