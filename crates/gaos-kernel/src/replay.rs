@@ -32,6 +32,7 @@
 pub mod finalize;
 pub mod format;
 mod identities;
+mod model;
 pub mod problem;
 pub mod read;
 pub mod validate;
