@@ -356,7 +356,8 @@ impl Harness {
                     let mut duplicate = outcome.unwrap_or_else(|e| panic!("{step:?}: a retained receipt, but {e}"));
                     assert!(duplicate.is_noop(), "{step:?} was accepted again: {:?}", duplicate.result());
                     let resolved = original.cursor < self.host.kernel.cursor();
-                    let expected = IngestReceipt { status: "duplicate".into(), resolved, ..original };
+                    let expected =
+                        IngestReceipt { status: gaos_kernel::ReceiptStatus::Duplicate, resolved, ..original };
                     assert_eq!(duplicate.receipt(), Some(&expected), "the duplicate receipt of {step:?}");
                     self.host.kernel.commit(&mut duplicate).expect("a noop on the live base commits");
                 } else {

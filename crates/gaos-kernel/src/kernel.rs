@@ -44,7 +44,7 @@ use resolve::{RejectionRecord, notice};
 /// Re-exported from [`crate::audit`] (its home before the split).
 pub use crate::audit::validate_timeout_audit;
 pub use advance::{AdvanceSummary, SessionWarning};
-pub use ingest::{IngestBatch, IngestOutcome, IngestReceipt};
+pub use ingest::{IngestBatch, IngestOutcome, IngestReceipt, ReceiptStatus};
 pub use prepared::{Prepared, PreparedResult};
 
 static NEXT_KERNEL_ID: AtomicU64 = AtomicU64::new(1);

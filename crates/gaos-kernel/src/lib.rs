@@ -43,7 +43,9 @@ pub use event::{
     SessionHeader, SessionTranscript, SubmissionIdentity,
 };
 pub use kernel::{
-    AdvanceSummary, IngestBatch, IngestOutcome, IngestReceipt, Prepared, PreparedResult, SessionKernel, SessionWarning,
+    AdvanceSummary, IngestBatch, IngestOutcome, IngestReceipt, Prepared, PreparedResult, ReceiptStatus, SessionKernel,
+    SessionWarning,
 };
 pub use observation::{DeltaBody, DeltaOrigin, ObservationDelta, RejectionNotice, apply_observation_delta};
 pub use options::{Cadence, CommandMapper, HostTime, KernelOptions, SessionLimits, TimeoutMapper};
+pub use view::GameStatus;

@@ -336,7 +336,7 @@ impl SimHost {
                     // duplicate answered from the rehydrated receipt.
                     let mut retried = self.prepare(step).unwrap_or_else(|e| panic!("retry of {step:?} failed: {e}"));
                     assert!(retried.is_noop(), "{step:?}: a retry after the crash must be a noop duplicate");
-                    let expected = IngestReceipt { status: "duplicate".into(), ..original.clone() };
+                    let expected = IngestReceipt { status: gaos_kernel::ReceiptStatus::Duplicate, ..original.clone() };
                     assert_eq!(retried.receipt(), Some(&expected), "{step:?}: the duplicate receipt");
                     self.kernel.commit(&mut retried).expect("a noop duplicate commits");
                 }

@@ -13,7 +13,7 @@ use crate::protocol::IntentWindow;
 use crate::reducer::TickReducer;
 
 use super::*;
-use crate::view::participants_of;
+use crate::view::{GameStatus, participants_of};
 
 /// What a freshly advanced reducer state implies: its views and next window.
 pub(super) struct Derived {
@@ -25,7 +25,7 @@ pub(super) struct Derived {
 
 /// Status and metrics derived from a full view.
 pub(super) struct ViewFacts {
-    pub(super) status: String,
+    pub(super) status: GameStatus,
     pub(super) stars: Option<f64>,
     pub(super) actions_used: u64,
     pub(super) participants: Vec<String>,
@@ -54,18 +54,15 @@ where
     /// Status, stars, metrics and window participants of a full view.
     pub(super) fn facts(options: &KernelOptions<R>, state: &R::State, view: &Value) -> Result<ViewFacts, KernelError> {
         let map = view.as_object().ok_or_else(|| invalid_view("a view must be a JSON object"))?;
-        let status = match map.get("status").and_then(Value::as_str) {
-            Some(s @ ("playing" | "won" | "failed" | "ended")) => s.to_owned(),
-            _ => {
-                return Err(invalid_view("view.status must be playing, won, failed or ended"));
-            }
+        let Some(status) = map.get("status").and_then(Value::as_str).and_then(GameStatus::parse) else {
+            return Err(invalid_view("view.status must be playing, won, failed or ended"));
         };
         let stars = match map.get("stars") {
             None => None,
             Some(Value::Number(x)) => Some(*x),
             Some(_) => return Err(invalid_view("view.stars must be a number")),
         };
-        if status == "ended" && stars.is_some() {
+        if status == GameStatus::Ended && stars.is_some() {
             return Err(invalid_view("an ended view must not report stars"));
         }
         let actions_used = match options.reducer.replay_metrics(state) {

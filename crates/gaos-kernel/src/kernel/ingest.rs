@@ -15,12 +15,31 @@ use crate::reducer::TickReducer;
 
 use super::*;
 
+/// Whether an ingest was taken (`accepted`) or answered from the receipt of
+/// an earlier identical submission (`duplicate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReceiptStatus {
+    Accepted,
+    Duplicate,
+}
+
+impl ReceiptStatus {
+    /// `accepted` or `duplicate`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReceiptStatus::Accepted => "accepted",
+            ReceiptStatus::Duplicate => "duplicate",
+        }
+    }
+}
+
 /// `IngestReceipt`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IngestReceipt {
     /// `"accepted"` or `"duplicate"`.
-    pub status: String,
+    pub status: ReceiptStatus,
     pub participant_id: String,
     pub submission_id: String,
     pub cursor: u64,
@@ -32,7 +51,7 @@ pub struct IngestReceipt {
 
 impl IngestReceipt {
     pub fn is_duplicate(&self) -> bool {
-        self.status == "duplicate"
+        self.status == ReceiptStatus::Duplicate
     }
 }
 
@@ -160,7 +179,7 @@ where
                     )));
                 }
                 let mut receipt = stored.receipt.clone();
-                receipt.status = "duplicate".into();
+                receipt.status = ReceiptStatus::Duplicate;
                 receipt.resolved = stored.receipt.cursor < self.live.cursor;
                 return Ok(IngestStep::Duplicate(receipt));
             }
@@ -223,7 +242,7 @@ where
         };
         let (submitted, awaiting) = self.lists_with(&sub.participant_id, overlay);
         let receipt = IngestReceipt {
-            status: "accepted".into(),
+            status: ReceiptStatus::Accepted,
             participant_id: sub.participant_id.clone(),
             submission_id: submission_id.clone(),
             cursor: self.live.cursor,

@@ -13,6 +13,7 @@ use crate::observation::{DeltaBody, DeltaOrigin, ObservationDelta};
 use crate::options::{KernelOptions, ResolvedLimits};
 use crate::protocol::IntentWindow;
 use crate::reducer::TickReducer;
+use crate::view::GameStatus;
 
 use super::*;
 
@@ -55,11 +56,16 @@ where
     }
     /// The full view's status (`playing`, `won`, `failed`, `ended`).
     pub fn status(&self) -> &str {
-        self.live.full_view.get("status").and_then(Value::as_str).unwrap_or("playing")
+        self.game_status().as_str()
+    }
+    /// The full view's status, typed.
+    pub fn game_status(&self) -> GameStatus {
+        // Every committed view passed `facts`, so its status is valid.
+        GameStatus::of_view(&self.live.full_view).unwrap_or(GameStatus::Playing)
     }
     /// True once the full view's status is no longer `playing`.
     pub fn is_terminal(&self) -> bool {
-        self.status() != "playing"
+        self.game_status().is_terminal()
     }
 
     pub(super) fn seat_index(&self, seat: &str) -> Result<usize, KernelError> {

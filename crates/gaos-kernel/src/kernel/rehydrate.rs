@@ -18,7 +18,7 @@ use crate::event::{
     CanonicalInput, EventBody, EventLog, ResolutionResult, SessionEvent, SessionHeader, SubmissionIdentity,
 };
 use crate::game::CommandContext;
-use crate::kernel::IngestReceipt;
+use crate::kernel::{IngestReceipt, ReceiptStatus};
 use crate::options::KernelOptions;
 use crate::protocol::Intent;
 use crate::reducer::TickReducer;
@@ -195,7 +195,7 @@ where
         }
         let (submitted, awaiting) = self.lists_with(&seat, &super::IngestOverlay::default());
         let receipt = IngestReceipt {
-            status: "accepted".into(),
+            status: ReceiptStatus::Accepted,
             participant_id: seat.clone(),
             submission_id: intent.submission_id.clone(),
             cursor: revision,
@@ -276,7 +276,9 @@ where
         let forked = self.isolation.fork(&self.live.state);
         let next_state = self.options.reducer.advance(forked, &actions)?;
         let derived = self.derive(&next_state, &self.live.seat_views, self.live.cursor + 1, |facts| {
-            if facts.status != result.status || facts.stars != result.stars || facts.actions_used != result.actions_used
+            if facts.status.as_str() != result.status
+                || facts.stars != result.stars
+                || facts.actions_used != result.actions_used
             {
                 return Err(bad(i, "the recorded result differs from the re-simulated one"));
             }

@@ -178,8 +178,11 @@ where
                 view_digest: sv.digest,
             });
         }
-        let result =
-            ResolutionResult { status: facts.status.clone(), stars: facts.stars, actions_used: facts.actions_used };
+        let result = ResolutionResult {
+            status: facts.status.as_str().to_owned(),
+            stars: facts.stars,
+            actions_used: facts.actions_used,
+        };
         let system = if cause == ResolutionCause::Timeout { system_input } else { None };
         draft.bodies.push(EventBody::Resolution {
             tick: resolved_tick,
@@ -192,7 +195,7 @@ where
         });
         draft.window = next_window;
         draft.window_actions.clear();
-        draft.terminal = facts.status != "playing";
+        draft.terminal = facts.status.is_terminal();
         draft.state = Some(next_state);
         draft.full_view = Some(full_view);
         draft.seat_views = Some(seat_views);

@@ -68,7 +68,7 @@ use crate::error::GameError;
 use crate::event::{ResolutionCause, SeedPolicy};
 use crate::game::{CommandContext, Game, GameRef, TimeoutContext, TimeoutInput};
 use crate::reducer::{AnyState, DynReducer, TickReducer};
-use crate::view::participants_of;
+use crate::view::{GameStatus, participants_of};
 
 /// Most empty ticks a legacy (action-only) replay may ask the verifier to
 /// simulate between its actions; beyond it the file is `unverifiable`.
@@ -333,16 +333,6 @@ fn verify_view(
     Recheck::new(view, &*game, options.strict).run()
 }
 
-fn status_of(view: &Value) -> Option<&'static str> {
-    match view.get("status").and_then(Value::as_str) {
-        Some("playing") => Some("playing"),
-        Some("won") => Some("won"),
-        Some("failed") => Some("failed"),
-        Some("ended") => Some("ended"),
-        _ => None,
-    }
-}
-
 fn number(x: Option<f64>) -> String {
     x.map_or_else(|| "null".to_owned(), |x| Value::Number(x).to_string())
 }
@@ -397,7 +387,7 @@ type LevelSeat<'v> = (usize, &'v str);
 struct LevelRun {
     state: Option<AnyState>,
     view: Value,
-    status: &'static str,
+    status: GameStatus,
     cursor: u64,
     terminal_line: Option<usize>,
     last_resolution_tick: Option<u64>,

@@ -115,7 +115,7 @@ impl<'v> Recheck<'v> {
         let mut run = LevelRun {
             state: Some(state),
             view,
-            status: "playing",
+            status: GameStatus::Playing,
             cursor: 0,
             terminal_line: None,
             last_resolution_tick: None,
@@ -179,7 +179,7 @@ impl<'v> Recheck<'v> {
         };
         let field = |name: &str| format!("header.levels[{}].result.{name}", level.index);
         let recorded = &level.result;
-        if run.status != recorded.status.as_str() {
+        if run.status.as_str() != recorded.status.as_str() {
             let message = format!("recorded {}, replayed {}", recorded.status.as_str(), run.status);
             self.problems.at(1, field("status"), message);
         }
@@ -200,7 +200,7 @@ impl<'v> Recheck<'v> {
                 "the game reports no actionsUsed (no replay metrics and no hud.actionsUsed in its view)",
             ),
         }
-        replayed.status = Some(run.status.to_owned());
+        replayed.status = Some(run.status.as_str().to_owned());
         replayed.stars = stars;
         replayed.actions_used = actions_used;
         replayed.outcome = run.view.get("outcome").cloned();
@@ -209,7 +209,7 @@ impl<'v> Recheck<'v> {
 
     /// Read status from the current view; a view without one halts the level.
     pub(super) fn refresh_status(&mut self, run: &mut LevelRun, line: usize, field: &str) -> bool {
-        match status_of(&run.view) {
+        match GameStatus::of_view(&run.view) {
             Some(status) => {
                 run.status = status;
                 true
@@ -299,7 +299,7 @@ impl<'v> Recheck<'v> {
     ) {
         let line = record.line;
         let pending_timeout = run.pending_timeout.take();
-        if run.status != "playing" {
+        if run.status.is_terminal() {
             let after = run.terminal_line.map_or_else(String::new, |l| format!(" after line {l}"));
             self.problems.at(
                 line,
@@ -382,7 +382,7 @@ impl<'v> Recheck<'v> {
         run.cursor += 1;
         run.resolutions += 1;
         run.last_resolution_tick = Some(tick);
-        if self.refresh_status(run, line, kind) && run.status != "playing" {
+        if self.refresh_status(run, line, kind) && run.status.is_terminal() {
             run.terminal_line = Some(line);
         }
     }
