@@ -90,18 +90,14 @@ pub fn run(transitions: u64) -> Result<BenchReport, KernelError> {
     let game = registry.get("conformance/counter").expect("the counter game is built in");
     let mut level = Map::new();
     level.insert("rounds".into(), rounds.into());
-    let options = Arc::new(KernelOptions::for_game(
-        &game,
-        "bench",
-        "bench",
-        None,
-        Value::Object(level),
-        1,
-        SeedPolicy::Explicit,
-        vec!["a".into(), "b".into()],
-        Cadence::Turns,
-        false,
-    ));
+    let options = Arc::new(
+        KernelOptions::builder(&game, "bench")
+            .level("bench", Value::Object(level))
+            .seed(1, SeedPolicy::Explicit)
+            .seats(vec!["a".into(), "b".into()])
+            .cadence(Cadence::Turns)
+            .build(),
+    );
     let mut kernel = SessionKernel::from_shared(Arc::clone(&options))?;
     let tenth = (transitions / 10).max(1);
     let mut tenths = Vec::with_capacity(10);

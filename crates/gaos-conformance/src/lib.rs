@@ -186,18 +186,14 @@ fn kernel_options(game: &Arc<dyn Game>, spec: &Value) -> Result<KernelOptions<Dy
     let cadence = Cadence::from_value(map.get("cadence").ok_or_else(|| invalid("kernel spec needs a cadence"))?)
         .map_err(invalid)?;
     let with_mapper = map.get("timeoutToAction").and_then(Value::as_bool).unwrap_or(false);
-    let mut options = KernelOptions::for_game(
-        game,
-        &text("sessionId")?,
-        &text("levelId")?,
-        map.get("levelVersion").cloned(),
-        map.get("level").cloned().ok_or_else(|| invalid("kernel spec needs a level"))?,
-        seed,
-        seed_policy,
-        seats,
-        cadence,
-        with_mapper,
-    );
+    let mut options = KernelOptions::builder(game, &text("sessionId")?)
+        .level(&text("levelId")?, map.get("level").cloned().ok_or_else(|| invalid("kernel spec needs a level"))?)
+        .level_version(map.get("levelVersion").cloned())
+        .seed(seed, seed_policy)
+        .seats(seats)
+        .cadence(cadence)
+        .timeout_mapper(with_mapper)
+        .build();
     if let Some(limits) = map.get("limits") {
         options.limits = SessionLimits::from_value(limits).map_err(invalid)?;
     }

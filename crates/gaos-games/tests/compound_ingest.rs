@@ -11,18 +11,12 @@ use gaos_kernel::{Cadence, CommandSubmission, DynReducer, KernelOptions, SeedPol
 fn kernel(game: &str, level: &str, seats: &[&str]) -> SessionKernel<DynReducer> {
     let registry = GameRegistry::builtin();
     let game = registry.get(game).expect("built-in game");
-    let options = KernelOptions::for_game(
-        &game,
-        "compound",
-        "level",
-        None,
-        gaos_json::parse(level).expect("level JSON"),
-        7,
-        SeedPolicy::Explicit,
-        seats.iter().map(|s| s.to_string()).collect(),
-        Cadence::Turns,
-        false,
-    );
+    let options = KernelOptions::builder(&game, "compound")
+        .level("level", gaos_json::parse(level).expect("level JSON"))
+        .seed(7, SeedPolicy::Explicit)
+        .seats(seats.iter().map(|s| s.to_string()).collect())
+        .cadence(Cadence::Turns)
+        .build();
     SessionKernel::from_shared(Arc::new(options)).expect("kernel")
 }
 

@@ -136,18 +136,14 @@ impl SessionConfig {
 
     /// Kernel options for this session.
     pub fn kernel_options(&self, game: &Arc<dyn Game>) -> Result<KernelOptions<DynReducer>, String> {
-        let mut options = KernelOptions::for_game(
-            game,
-            &self.session_id,
-            &self.level_id,
-            self.level_version.clone(),
-            self.level.clone(),
-            self.seed,
-            self.seed_policy,
-            self.seats.clone(),
-            self.cadence()?,
-            true,
-        );
+        let mut options = KernelOptions::builder(game, &self.session_id)
+            .level(&self.level_id, self.level.clone())
+            .level_version(self.level_version.clone())
+            .seed(self.seed, self.seed_policy)
+            .seats(self.seats.clone())
+            .cadence(self.cadence()?)
+            .timeout_mapper(true)
+            .build();
         if let Some(limits) = &self.limits {
             options.limits = SessionLimits::from_value(limits)?;
         }

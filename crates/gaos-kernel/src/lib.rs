@@ -47,5 +47,5 @@ pub use kernel::{
     SessionWarning,
 };
 pub use observation::{DeltaBody, DeltaOrigin, ObservationDelta, RejectionNotice, apply_observation_delta};
-pub use options::{Cadence, CommandMapper, HostTime, KernelOptions, SessionLimits, TimeoutMapper};
+pub use options::{Cadence, CommandMapper, GameOptionsBuilder, HostTime, KernelOptions, SessionLimits, TimeoutMapper};
 pub use view::GameStatus;

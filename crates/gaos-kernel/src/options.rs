@@ -256,44 +256,121 @@ impl<R: TickReducer> KernelOptions<R> {
 }
 
 impl KernelOptions<DynReducer> {
-    /// Options for a registered game: its reducer and mappers, with the given
-    /// session parameters. `with_timeout_mapper` configures the game's
-    /// timeout mapper when it has one.
-    #[allow(clippy::too_many_arguments)]
-    pub fn for_game(
-        game: &Arc<dyn Game>,
-        session_id: &str,
-        level_id: &str,
-        level_version: Option<Value>,
-        level: Value,
-        seed: u32,
-        seed_policy: SeedPolicy,
-        seats: Vec<String>,
-        cadence: Cadence,
-        with_timeout_mapper: bool,
-    ) -> Self {
-        let mapper_game = Arc::clone(game);
+    /// Options for a registered game (its reducer and command mapper), built
+    /// step by step:
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use gaos_kernel::{Cadence, Game, KernelOptions, SeedPolicy};
+    /// # fn options(game: &Arc<dyn Game>) -> KernelOptions<gaos_kernel::DynReducer> {
+    /// KernelOptions::builder(game, "session-1")
+    ///     .level("level-1", gaos_json::Value::Null)
+    ///     .seed(7, SeedPolicy::Explicit)
+    ///     .seats(vec!["a".into(), "b".into()])
+    ///     .cadence(Cadence::Turns)
+    ///     .timeout_mapper(true)
+    ///     .build()
+    /// # }
+    /// ```
+    ///
+    /// Unset: no level version, level id `""` and level `null` (construction
+    /// refuses an empty level id), seed 0 with the explicit policy, the
+    /// game's declared seats, turns cadence, no timeout mapper, default
+    /// limits, no host time, clone isolation.
+    pub fn builder(game: &Arc<dyn Game>, session_id: &str) -> GameOptionsBuilder {
+        GameOptionsBuilder {
+            game: Arc::clone(game),
+            session_id: session_id.into(),
+            level_id: String::new(),
+            level_version: None,
+            level: Value::Null,
+            seed: 0,
+            seed_policy: SeedPolicy::Explicit,
+            seats: None,
+            cadence: Cadence::Turns,
+            with_timeout_mapper: false,
+        }
+    }
+}
+
+/// Builds [`KernelOptions`] for a registered game ([`KernelOptions::builder`]).
+#[must_use = "call build() to get the options"]
+pub struct GameOptionsBuilder {
+    game: Arc<dyn Game>,
+    session_id: String,
+    level_id: String,
+    level_version: Option<Value>,
+    level: Value,
+    seed: u32,
+    seed_policy: SeedPolicy,
+    seats: Option<Vec<String>>,
+    cadence: Cadence,
+    with_timeout_mapper: bool,
+}
+
+impl GameOptionsBuilder {
+    /// The level id and the reducer's level input.
+    pub fn level(mut self, level_id: &str, level: Value) -> Self {
+        self.level_id = level_id.into();
+        self.level = level;
+        self
+    }
+
+    /// The level version recorded in the header (`None`: omitted).
+    pub fn level_version(mut self, version: Option<Value>) -> Self {
+        self.level_version = version;
+        self
+    }
+
+    /// The session seed and how the level seed derives from it.
+    pub fn seed(mut self, seed: u32, policy: SeedPolicy) -> Self {
+        self.seed = seed;
+        self.seed_policy = policy;
+        self
+    }
+
+    /// The declared seats (default: the game's own).
+    pub fn seats(mut self, seats: Vec<String>) -> Self {
+        self.seats = Some(seats);
+        self
+    }
+
+    pub fn cadence(mut self, cadence: Cadence) -> Self {
+        self.cadence = cadence;
+        self
+    }
+
+    /// Configure the game's timeout mapper when it has one.
+    pub fn timeout_mapper(mut self, enabled: bool) -> Self {
+        self.with_timeout_mapper = enabled;
+        self
+    }
+
+    pub fn build(self) -> KernelOptions<DynReducer> {
+        let game = self.game;
+        let mapper_game = Arc::clone(&game);
         let command_to_action: CommandMapper =
             Arc::new(move |command, ctx| mapper_game.command_to_action(command, ctx));
-        let timeout_to_action: Option<TimeoutMapper> = (with_timeout_mapper && game.has_timeout_mapper()).then(|| {
-            let g = Arc::clone(game);
-            let mapper: TimeoutMapper = Arc::new(move |ctx, timeout| {
-                g.timeout_to_action(ctx, timeout)
-                    .unwrap_or_else(|| Err(GameError::new("the game has no timeout mapper")))
+        let timeout_to_action: Option<TimeoutMapper> =
+            (self.with_timeout_mapper && game.has_timeout_mapper()).then(|| {
+                let g = Arc::clone(&game);
+                let mapper: TimeoutMapper = Arc::new(move |ctx, timeout| {
+                    g.timeout_to_action(ctx, timeout)
+                        .unwrap_or_else(|| Err(GameError::new("the game has no timeout mapper")))
+                });
+                mapper
             });
-            mapper
-        });
         KernelOptions {
-            session_id: session_id.into(),
+            session_id: self.session_id,
             game: game.game_ref(),
-            level_id: level_id.into(),
-            level_version,
+            level_id: self.level_id,
+            level_version: self.level_version,
             reducer: game.reducer(),
-            level,
-            seed,
-            seed_policy,
-            seats,
-            cadence,
+            level: self.level,
+            seed: self.seed,
+            seed_policy: self.seed_policy,
+            seats: self.seats.unwrap_or_else(|| game.seats()),
+            cadence: self.cadence,
             host_time: HostTime::None,
             command_to_action,
             timeout_to_action,

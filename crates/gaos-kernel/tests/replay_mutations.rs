@@ -165,18 +165,13 @@ fn play(session: &str, seed: u32, rounds: u64, bonus: u64, moves: &[(u64, Option
     let game: Arc<dyn Game> = Arc::new(Duel);
     let level: Value = obj! { "rounds" => rounds, "bonus" => bonus }.into();
     let seats = SEATS.iter().map(|s| (*s).to_owned()).collect();
-    let options = KernelOptions::for_game(
-        &game,
-        session,
-        &format!("duel-{seed}"),
-        None,
-        level,
-        seed,
-        SeedPolicy::Explicit,
-        seats,
-        Cadence::Turns,
-        true,
-    );
+    let options = KernelOptions::builder(&game, session)
+        .level(&format!("duel-{seed}"), level)
+        .seed(seed, SeedPolicy::Explicit)
+        .seats(seats)
+        .cadence(Cadence::Turns)
+        .timeout_mapper(true)
+        .build();
     let mut kernel = SessionKernel::new(options).expect("kernel");
     let apply = |kernel: &mut SessionKernel<DynReducer>, prepared| {
         let mut prepared = prepared;

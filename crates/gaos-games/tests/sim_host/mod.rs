@@ -27,18 +27,13 @@ pub fn game_options(
     cadence: Cadence,
 ) -> KernelOptions<DynReducer> {
     let game = GameRegistry::builtin().get(game_id).unwrap_or_else(|| panic!("no built-in game {game_id}"));
-    KernelOptions::for_game(
-        &game,
-        session_id,
-        "level-1",
-        None,
-        level,
-        7,
-        SeedPolicy::Explicit,
-        seats.iter().map(|s| (*s).to_owned()).collect(),
-        cadence,
-        true,
-    )
+    KernelOptions::builder(&game, session_id)
+        .level("level-1", level)
+        .seed(7, SeedPolicy::Explicit)
+        .seats(seats.iter().map(|s| (*s).to_owned()).collect())
+        .cadence(cadence)
+        .timeout_mapper(true)
+        .build()
 }
 
 /// `options` with other limits.
