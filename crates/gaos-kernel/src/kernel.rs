@@ -34,12 +34,10 @@ mod rehydrate;
 mod resolve;
 mod timeout;
 
-use advance::Draft;
-use commit::{AdvancePatch, IngestPatch, Patch};
-use derive::Derived;
-use ingest::{IngestOverlay, StoredReceipt, identity_key};
+use commit::Patch;
+use ingest::{IngestOverlay, StoredReceipt};
 use prepared::Completion;
-use resolve::{RejectionRecord, notice};
+use resolve::RejectionRecord;
 
 /// Re-exported from [`crate::audit`] (its home before the split).
 pub use crate::audit::validate_timeout_audit;

@@ -6,6 +6,10 @@ use std::collections::BTreeMap;
 use gaos_json::Value;
 use serde::{Deserialize, Serialize};
 
+use super::commit::{AdvancePatch, Patch};
+use super::prepared::{Prepared, PreparedResult};
+use super::resolve::RejectionRecord;
+use super::{SeatView, SessionKernel};
 use crate::action::SubmittedAction;
 use crate::commitment::CommitmentBook;
 use crate::error::{AdvanceCode, KernelError};
@@ -14,8 +18,6 @@ use crate::observation::{ObservationDelta, RejectionNotice};
 use crate::options::Cadence;
 use crate::protocol::IntentWindow;
 use crate::reducer::TickReducer;
-
-use super::*;
 
 /// A live warning (never an error): a salt reused across commitments.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

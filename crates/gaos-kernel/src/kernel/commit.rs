@@ -5,14 +5,16 @@ use std::collections::BTreeMap;
 
 use gaos_json::Value;
 
+use super::ingest::StoredReceipt;
+use super::prepared::{Completion, Prepared};
+use super::resolve::RejectionRecord;
+use super::{Live, SeatView, SessionKernel};
 use crate::action::SubmittedAction;
 use crate::commitment::CommitmentBook;
 use crate::error::{KernelError, LifecycleCode};
 use crate::event::SessionEvent;
 use crate::protocol::{Intent, IntentWindow};
 use crate::reducer::TickReducer;
-
-use super::*;
 
 /// The changes a prepared transition applies on commit.
 pub(super) enum Patch<S> {

@@ -7,12 +7,11 @@ use std::sync::Arc;
 
 use gaos_json::{CanonicalSink, Value, canonical_json};
 
+use super::{SeatView, SessionKernel};
 use crate::error::{AdvanceCode, KernelError};
 use crate::options::KernelOptions;
 use crate::protocol::IntentWindow;
 use crate::reducer::TickReducer;
-
-use super::*;
 use crate::view::{GameStatus, participants_of};
 
 /// What a freshly advanced reducer state implies: its views and next window.

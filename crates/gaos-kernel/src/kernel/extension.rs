@@ -2,11 +2,12 @@
 
 use gaos_json::{Value, canonical_json};
 
+use super::SessionKernel;
+use super::commit::Patch;
+use super::prepared::{Prepared, PreparedResult};
 use crate::error::KernelError;
 use crate::event::EventBody;
 use crate::reducer::TickReducer;
-
-use super::*;
 
 impl<R> SessionKernel<R>
 where

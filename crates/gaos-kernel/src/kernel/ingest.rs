@@ -4,6 +4,9 @@
 use gaos_json::{Value, canonical_json};
 use serde::{Deserialize, Serialize};
 
+use super::SessionKernel;
+use super::commit::{IngestPatch, Patch};
+use super::prepared::{Prepared, PreparedResult};
 use crate::action::SubmittedAction;
 use crate::commitment::{CommitmentBinding, validate_commit_envelope};
 use crate::error::{IntentError, IntentErrorCode, KernelError, LifecycleCode};
@@ -12,8 +15,6 @@ use crate::game::CommandContext;
 use crate::options::Cadence;
 use crate::protocol::{CommandSubmission, Intent, PROTOCOL_ID, PROTOCOL_VERSION, validate_intent_submission};
 use crate::reducer::TickReducer;
-
-use super::*;
 
 /// Whether an ingest was taken (`accepted`) or answered from the receipt of
 /// an earlier identical submission (`duplicate`).

@@ -2,10 +2,11 @@
 
 use gaos_json::Value;
 
+use super::advance::AdvanceSummary;
+use super::commit::Patch;
+use super::ingest::IngestReceipt;
 use crate::event::SessionEvent;
 use crate::observation::ObservationDelta;
-
-use super::*;
 
 /// What a prepared transition will report when committed.
 #[derive(Debug, Clone, PartialEq)]

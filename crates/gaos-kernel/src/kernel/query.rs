@@ -7,6 +7,9 @@ use std::sync::Arc;
 use gaos_json::CanonicalSink;
 use gaos_json::Value;
 
+use super::SessionKernel;
+use super::ingest::identity_key;
+use super::resolve::notice;
 use crate::error::KernelError;
 use crate::event::{EventLog, SessionHeader, SessionTranscript};
 use crate::observation::{DeltaBody, DeltaOrigin, ObservationDelta};
@@ -14,8 +17,6 @@ use crate::options::{KernelOptions, ResolvedLimits};
 use crate::protocol::IntentWindow;
 use crate::reducer::TickReducer;
 use crate::view::GameStatus;
-
-use super::*;
 
 impl<R> SessionKernel<R>
 where

@@ -9,7 +9,10 @@ use std::sync::Arc;
 
 use gaos_json::canonical_json;
 
-use super::{Derived, RejectionRecord, SessionKernel, StoredReceipt, identity_key};
+use super::SessionKernel;
+use super::derive::Derived;
+use super::ingest::{IngestReceipt, ReceiptStatus, StoredReceipt, identity_key};
+use super::resolve::RejectionRecord;
 use crate::action::SubmittedAction;
 use crate::audit::validate_timeout_audit;
 use crate::commitment::{RevealCheck, SaltOwner};
@@ -18,7 +21,6 @@ use crate::event::{
     CanonicalInput, EventBody, EventLog, ResolutionResult, SessionEvent, SessionHeader, SubmissionIdentity,
 };
 use crate::game::CommandContext;
-use crate::kernel::{IngestReceipt, ReceiptStatus};
 use crate::options::KernelOptions;
 use crate::protocol::Intent;
 use crate::reducer::TickReducer;

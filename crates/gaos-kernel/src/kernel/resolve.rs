@@ -6,14 +6,16 @@ use std::sync::Arc;
 
 use gaos_json::canonical_json;
 
+use super::SessionKernel;
+use super::advance::{Draft, SessionWarning};
+use super::derive::Derived;
+use super::ingest::identity_key;
 use crate::action::{COMMIT_SCHEME, SubmittedAction};
 use crate::commitment::{RevealCheck, SaltOwner};
 use crate::error::KernelError;
 use crate::event::{AttemptedReveal, CanonicalInput, EventBody, ResolutionCause, ResolutionResult, SubmissionIdentity};
 use crate::observation::{DeltaBody, DeltaOrigin, ObservationDelta, RejectionNotice};
 use crate::reducer::TickReducer;
-
-use super::*;
 
 /// A notice of `record` routed to `seat`.
 pub(super) fn notice(seat: &str, record: &RejectionRecord) -> RejectionNotice {

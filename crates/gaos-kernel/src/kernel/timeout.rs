@@ -3,13 +3,13 @@
 
 use gaos_json::canonical_json;
 
+use super::SessionKernel;
+use super::prepared::Prepared;
 use crate::action::SubmittedAction;
 use crate::error::{AdvanceCode, KernelError};
 use crate::event::{CanonicalInput, EventBody, ResolutionCause};
 use crate::game::{TimeoutContext, TimeoutInput};
 use crate::reducer::TickReducer;
-
-use super::*;
 
 impl<R> SessionKernel<R>
 where

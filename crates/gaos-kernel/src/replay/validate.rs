@@ -32,7 +32,6 @@ mod input;
 mod keys;
 mod records;
 
-use crate::replay::model::InputDetails;
 pub use crate::replay::model::{
     CommitMismatchView, InputView, InteractionView, LevelResultView, LevelStatus, LevelView, RecordBody, RecordView,
     ReplayView, ResolutionView, TimeoutView, TotalsView,

@@ -64,11 +64,10 @@ mod commitments;
 mod recheck;
 
 pub use crate::digest::kernel_digest;
-use crate::error::GameError;
-use crate::event::{ResolutionCause, SeedPolicy};
-use crate::game::{CommandContext, Game, GameRef, TimeoutContext, TimeoutInput};
-use crate::reducer::{AnyState, DynReducer, TickReducer};
-use crate::view::{GameStatus, participants_of};
+use crate::event::SeedPolicy;
+use crate::game::{Game, GameRef};
+use crate::reducer::{AnyState, DynReducer};
+use crate::view::GameStatus;
 
 /// Most empty ticks a legacy (action-only) replay may ask the verifier to
 /// simulate between its actions; beyond it the file is `unverifiable`.

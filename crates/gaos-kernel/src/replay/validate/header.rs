@@ -1,17 +1,17 @@
 //! The header line: format and version, session, seeds and `perm`, the
 //! integrity reservations, game, levels and totals.
 
-use gaos_json::{Map, Value};
-
+use super::{Ctx, DMATH_ALGORITHM, Prefix, SIGNATURE_SCHEME, Validator, found};
 use crate::event::SeedPolicy;
 use crate::game::{AdapterRef, GameRef};
 use crate::hash::{StableHashMap, new_map};
 use crate::protocol::is_valid_participant_id;
 use crate::replay::format::FormatVersion;
+use crate::replay::model::{LevelResultView, LevelStatus, LevelView, ReplayView, TotalsView};
 use crate::seed::run_level_seed;
+use gaos_json::{Map, Value};
 
 use super::keys::*;
-use super::*;
 
 impl Validator {
     /// The header line; `None` when it is too broken to describe the replay

@@ -2,13 +2,12 @@
 //! action fields, commit and reveal envelopes, targets and the RFC-010
 //! integrity fields.
 
-use gaos_json::{Map, Value};
-
+use super::{Ctx, InputFields, InputKind, Integrity, Validator, commit_envelope, found, is_salt, reveal_envelope};
 use crate::action::{ActionTarget, COMMIT_SCHEME};
 use crate::commitment::is_commitment_hash;
 use crate::replay::format::{FormatVersion, describe};
-
-use super::*;
+use crate::replay::model::{InputDetails, InputView};
+use gaos_json::{Map, Value};
 
 impl Validator {
     /// One input object (resolution input, systemInput, or action line),

@@ -3,11 +3,12 @@
 
 use gaos_json::{Map, Value, canonical_json};
 
+use super::{Ctx, InputKind, Integrity, Prefix, TIMEOUT_POLICY_REF, Validator, action_number, found};
 use crate::action::COMMIT_SCHEME;
 use crate::event::ResolutionCause;
+use crate::replay::model::{CommitMismatchView, InteractionView, RecordBody, RecordView, ResolutionView, TimeoutView};
 
 use super::keys::*;
-use super::*;
 
 impl Validator {
     /// `levelIndex` of a line: in range and never going back.

@@ -1,11 +1,14 @@
 //! Per-record checks beside re-simulation: command and timeout mappings,
 //! timeout placement, checkpoint digests and (strict) window invariants.
 
+use super::{InputPath, LevelRun, Recheck, projected, same_projection};
 use crate::action::SubmittedAction;
+use crate::digest::kernel_digest;
+use crate::event::ResolutionCause;
+use crate::game::{CommandContext, TimeoutContext, TimeoutInput};
 use crate::replay::format::describe;
-use crate::replay::validate::{InputView, LevelView, RecordBody, RecordView, ResolutionView, TimeoutView};
-
-use super::*;
+use crate::replay::model::{InputView, LevelView, RecordBody, RecordView, ResolutionView, TimeoutView};
+use crate::view::participants_of;
 
 impl<'v> Recheck<'v> {
     /// `canonicalCommand` must map, through the game's command mapper, to

@@ -1,12 +1,12 @@
 //! Commit–reveal on replay: reveals re-verified through the commitment book,
 //! `commit-mismatch` records rechecked, salt reuse noted.
 
+use super::{InputPath, LevelRun, Recheck};
 use crate::action::RevealEnvelope;
 use crate::commitment::{RevealCheck, SaltOwner};
+use crate::game::CommandContext;
 use crate::replay::format::describe;
-use crate::replay::validate::{CommitMismatchView, RecordView};
-
-use super::*;
+use crate::replay::model::{CommitMismatchView, RecordView};
 
 impl<'v> Recheck<'v> {
     /// Verify a reveal against its commitment; `false` drops the input.

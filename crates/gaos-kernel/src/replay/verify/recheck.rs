@@ -3,12 +3,17 @@
 
 use gaos_json::Value;
 
+use super::{
+    InputPath, LevelRun, MAX_EMPTY_TICKS, MAX_NOTES, Recheck, ReplayedLevel, Stage, Verdict, VerifyReport, number,
+};
 use crate::commitment::CommitmentBook;
+use crate::error::GameError;
+use crate::event::ResolutionCause;
+use crate::game::Game;
 use crate::replay::format::describe;
+use crate::replay::model::{LevelView, RecordBody, RecordView, ReplayView, ResolutionView};
 use crate::replay::problem::ProblemList;
-use crate::replay::validate::{LevelView, RecordBody, RecordView, ReplayView, ResolutionView};
-
-use super::*;
+use crate::view::GameStatus;
 
 impl<'v> Recheck<'v> {
     pub(super) fn new(view: &'v ReplayView, game: &'v dyn Game, strict: bool) -> Self {
