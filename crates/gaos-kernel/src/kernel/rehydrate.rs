@@ -121,8 +121,15 @@ where
             EventBody::Resolution { tick, cursor, consumed, inputs, result, .. } => {
                 self.replay_resolution(i, *tick, *cursor, consumed, inputs, result)
             }
-            EventBody::Rejection { tick, participant_id, submission_id, .. } => {
-                self.replay_rejection(i, event.transition_revision, *tick, participant_id, submission_id)
+            EventBody::Rejection { tick, participant_id, submission_id, commitment_id, attempted_reveal, .. } => {
+                let rejected = RejectedReveal {
+                    tick: *tick,
+                    participant_id,
+                    submission_id,
+                    commitment_id: *commitment_id,
+                    salt: &attempted_reveal.salt,
+                };
+                self.replay_rejection(i, event.transition_revision, rejected)
             }
             EventBody::Checkpoint { tick, digest } => self.replay_checkpoint(i, *tick, *digest),
             EventBody::Extension { lane, .. } => {
@@ -308,15 +315,15 @@ where
     }
 
     /// A rejection drops the rejected intent and its receipt and keeps the
-    /// durable notice.
+    /// durable notice; its attempted reveal's salt enters the salt book
+    /// (first seen wins, kernel spec §4.12).
     fn replay_rejection(
         &mut self,
         i: usize,
         transition_revision: u64,
-        tick: u64,
-        participant_id: &str,
-        submission_id: &str,
+        rejected: RejectedReveal<'_>,
     ) -> Result<(), KernelError> {
+        let RejectedReveal { tick, participant_id, submission_id, commitment_id, salt } = rejected;
         if tick != self.live.tick {
             return Err(bad(i, "a rejection must concern the open window"));
         }
@@ -328,6 +335,8 @@ where
         live.window.intents.remove(participant_id);
         live.window_actions.remove(participant_id);
         live.receipts.remove(&identity_key(participant_id, submission_id));
+        let owner = SaltOwner { seat: participant_id.to_owned(), commitment_id, origin: () };
+        live.commitments.note_salt(None, salt, owner);
         live.rejections.push(RejectionRecord {
             transition_revision,
             tick,
@@ -361,4 +370,13 @@ struct AcceptedIntentEvent<'e> {
     intent: Intent,
     canonical_command: &'e str,
     action: Option<&'e SubmittedAction>,
+}
+
+/// The fields of a `rejection` event, as replayed.
+struct RejectedReveal<'e> {
+    tick: u64,
+    participant_id: &'e str,
+    submission_id: &'e str,
+    commitment_id: u32,
+    salt: &'e str,
 }

@@ -17,6 +17,11 @@ use crate::event::{AttemptedReveal, CanonicalInput, EventBody, ResolutionCause, 
 use crate::observation::{DeltaBody, DeltaOrigin, ObservationDelta, RejectionNotice};
 use crate::reducer::TickReducer;
 
+/// `SessionWarning.code` of a reused salt.
+const SALT_REUSE: &str = "salt_reuse";
+/// Its message (fixed by kernel spec §4.12).
+const SALT_REUSE_MESSAGE: &str = "commitment salt was reused within this session";
+
 /// A notice of `record` routed to `seat`.
 pub(super) fn notice(seat: &str, record: &RejectionRecord) -> RejectionNotice {
     RejectionNotice {
@@ -72,31 +77,36 @@ where
                 sig: intent.sig.clone(),
             });
         }
-        // Verify every reveal before anything is applied.
+        // Decide every reveal, in canonical input order, before anything is
+        // applied. The salt book is consulted and updated before each hash
+        // check (kernel spec §4.12 "Salt book"): on a mismatch the salts
+        // recorded so far stay and the warnings so far go with the rejection.
         for input in &inputs {
             let Some(reveal) = &input.action.reveal else {
                 continue;
             };
             let seat = input.participant_id.clone().expect("user input");
-            let book = draft.commitments.over(&self.live.commitments);
-            match book.check_reveal(
+            let check = draft.commitments.over(&self.live.commitments).check_reveal(
                 &self.options.session_id,
                 &seat,
                 reveal.commitment_id,
                 &reveal.salt,
                 &reveal.payload,
-            ) {
-                RevealCheck::Match(_) => {}
-                RevealCheck::Mismatch(_) | RevealCheck::Unhashable(_) => {
-                    self.reject(draft, input, reveal.commitment_id, next_revision);
-                    return Ok(());
-                }
+            );
+            let matches = match check {
+                RevealCheck::Match(_) => true,
+                RevealCheck::Mismatch(_) | RevealCheck::Unhashable(_) => false,
                 RevealCheck::Unknown | RevealCheck::AlreadyRevealed(_) => {
                     return Err(KernelError::conflict(format!(
                         "{seat} has no open commitment {}",
                         reveal.commitment_id
                     )));
                 }
+            };
+            self.note_salt(draft, &seat, reveal.commitment_id, &reveal.salt);
+            if !matches {
+                self.reject(draft, input, reveal.commitment_id, next_revision);
+                return Ok(());
             }
         }
         // Commitment bookkeeping, verified payloads.
@@ -111,22 +121,10 @@ where
                     (),
                 );
             }
-            if let Some(reveal) = input.action.reveal.clone() {
-                let live = Some(&self.live.commitments);
-                let revealed = draft.commitments.mark_revealed(live, &seat, reveal.commitment_id);
+            if let Some(reveal) = &input.action.reveal {
+                let revealed =
+                    draft.commitments.mark_revealed(Some(&self.live.commitments), &seat, reveal.commitment_id);
                 debug_assert!(revealed, "verified above");
-                let owner = SaltOwner { seat: seat.clone(), commitment_id: reveal.commitment_id, origin: () };
-                if let Some(first) = draft.commitments.note_salt(live, &reveal.salt, owner) {
-                    draft.warnings.push(SessionWarning {
-                        code: "salt_reuse".into(),
-                        message: format!(
-                            "salt of {seat}'s commitment {} was already used by {}'s commitment {}",
-                            reveal.commitment_id, first.seat, first.commitment_id
-                        ),
-                        participant_id: seat.clone(),
-                        commitment_id: reveal.commitment_id,
-                    });
-                }
                 input.action.verified_payload = Some(reveal.payload.clone());
             }
         }
@@ -203,6 +201,21 @@ where
         draft.seat_views = Some(seat_views);
         draft.resolutions += 1;
         Ok(())
+    }
+
+    /// The salt book for one reveal: a salt first used by another identity
+    /// is a `salt_reuse` warning (the book keeps its first owner); a new
+    /// salt is recorded under this reveal's identity.
+    fn note_salt(&self, draft: &mut Draft<R::State>, seat: &str, commitment_id: u32, salt: &str) {
+        let owner = SaltOwner { seat: seat.to_owned(), commitment_id, origin: () };
+        if draft.commitments.note_salt(Some(&self.live.commitments), salt, owner).is_some() {
+            draft.warnings.push(SessionWarning {
+                code: SALT_REUSE.into(),
+                message: SALT_REUSE_MESSAGE.into(),
+                participant_id: seat.to_owned(),
+                commitment_id,
+            });
+        }
     }
 
     /// A mismatching reveal: record the rejection, drop the seat's intent and
