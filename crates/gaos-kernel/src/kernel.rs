@@ -6,6 +6,15 @@
 //! it). A prepared transition holds a *patch* against its base revision, not
 //! a copy of the kernel, so preparing costs the same at revision 10 and at
 //! revision 10 million.
+//!
+//! Where things are: this file holds the live state and construction;
+//! `query` the read-only API; `ingest`, `extension`, `advance` and `timeout`
+//! the `prepare_*` entry points; `resolve` one resolution of the open window
+//! (commit–reveal through the [`CommitmentBook`](crate::commitment));
+//! `derive` what a reducer state implies (view facts, seat views, next
+//! window); `prepared` the prepared transition; `commit` how its patch is
+//! applied; `rehydrate` rebuilding a kernel from its transcript, one function
+//! per event kind.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -39,7 +48,7 @@ use ingest::{IngestOverlay, StoredReceipt};
 use prepared::Completion;
 use resolve::RejectionRecord;
 
-/// Re-exported from [`crate::audit`] (its home before the split).
+// Kept at its old path (`kernel::validate_timeout_audit`); defined in audit.rs.
 pub use crate::audit::validate_timeout_audit;
 pub use advance::{AdvanceSummary, SessionWarning};
 pub use ingest::{IngestBatch, IngestOutcome, IngestReceipt, ReceiptStatus};

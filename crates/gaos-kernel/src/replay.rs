@@ -6,7 +6,7 @@
 //!   reference).
 //! - [`read`] and [`validate`]: JSONL → [`ReplayArtifact`] (every line kept
 //!   as JSON) or, streaming, straight to the typed [`ReplayView`]; every
-//!   problem names its line and field.
+//!   problem names its line and field. The typed view lives in `model`.
 //! - [`verify`]: [`verify_replay`] re-runs the game through a
 //!   [`GameResolver`] and classifies the file (`malformed`, `rejected`,
 //!   `unverifiable`, `accepted-unsigned`).

@@ -14,7 +14,7 @@ pub enum PreparedResult {
     Ingest(IngestReceipt),
     Advance(AdvanceSummary),
     Extension,
-    /// [`SessionKernel::prepare_ingest_and_resolve`]: the ingest and the
+    /// [`SessionKernel::prepare_ingest_and_resolve`](crate::SessionKernel::prepare_ingest_and_resolve): the ingest and the
     /// resolution it made ready.
     IngestAndAdvance(IngestReceipt, AdvanceSummary),
 }
