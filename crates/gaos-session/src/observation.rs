@@ -6,15 +6,7 @@ use gaos_json::{Map, Value};
 use gaos_kernel::{SessionBinding, TickEnvelope};
 
 use crate::error::SessionError;
-
-/// `gaos.session.episode`: authoritative episode identity (`{id, index?}`).
-pub const EXT_EPISODE: &str = "gaos.session.episode";
-/// `gaos.session.finalization`: `{status: "terminal" | "finalized", ...}`.
-pub const EXT_FINALIZATION: &str = "gaos.session.finalization";
-/// `gaos.session.attach`: `{receiptDigest, sequence}` on attach answers.
-pub const EXT_ATTACH: &str = "gaos.session.attach";
-/// `gaos.session.policy`: the digest of the pinned policy.
-pub const EXT_POLICY: &str = "gaos.session.policy";
+use crate::extensions::{EXT_EPISODE, EXT_FINALIZATION};
 
 /// One `TickResult` envelope (lifecycle spec §2), checked: protocol
 /// constants, non-blank ids, `tick` present, valid pending seat lists.
@@ -23,7 +15,7 @@ pub const EXT_POLICY: &str = "gaos.session.policy";
 /// `legalActions` (the commands the seat may submit now) and `done`.
 ///
 /// ```
-/// use gaos_runner::Observation;
+/// use gaos_session::Observation;
 ///
 /// let envelope = gaos_json::parse(
 ///     r#"{"protocol":"gaos.ticks","protocolVersion":"1.0","kind":"tick","sessionId":"s-1",

@@ -52,7 +52,7 @@ impl ControllerKind {
 /// never replaces it.
 ///
 /// ```
-/// use gaos_runner::policy::{ControllerKind, SessionControllerIdentity};
+/// use gaos_session::policy::{ControllerKind, SessionControllerIdentity};
 ///
 /// let bot = SessionControllerIdentity::new(ControllerKind::Provider, "bot-1").with_model("gpt-x");
 /// let value = bot.to_value();
