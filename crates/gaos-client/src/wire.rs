@@ -8,10 +8,10 @@
 //! they are re-exported here.
 
 use gaos_json::Value;
-use gaos_kernel::TickEnvelope;
 pub use gaos_session::{
     AttachRequest, EXT_CREDENTIALS, FinalizeRequest, SessionArtifact, SessionAttach, SessionCredentials, SessionResult,
     default_submission_id, encode_uri_component, parse_binding, parse_credentials, parse_session_attach,
+    parse_tick_envelope,
 };
 
 /// Check a base URL and strip its trailing `/`s, so `/v1/...` can be
@@ -64,27 +64,6 @@ pub fn parse_error_body(status_text: &str, body: &[u8]) -> (String, Option<Strin
     let raw = String::from_utf8_lossy(body);
     let raw = raw.trim();
     if raw.is_empty() { (status_text.to_owned(), None) } else { (raw.chars().take(2048).collect(), None) }
-}
-
-/// Read and check a tick envelope (`TickResult`) against lifecycle spec §2:
-/// protocol constants, non-blank ids, `tick` present (may be null), a known
-/// `kind`, unique and disjoint pending lists with at least one awaited seat,
-/// `acceptedParticipantId` among the submitted seats, and `sessionId` equal
-/// to the session asked about (when `expected_session` is given).
-pub fn parse_tick_envelope(body: Value, expected_session: Option<&str>) -> Result<TickEnvelope, String> {
-    let map =
-        body.as_object().ok_or_else(|| format!("a tick envelope must be a JSON object, got {}", body.type_name()))?;
-    if !map.contains_key("tick") {
-        return Err("the tick envelope has no \"tick\" member (it is required, and may be null)".into());
-    }
-    let envelope: TickEnvelope = gaos_json::from_value(body).map_err(|e| format!("malformed tick envelope: {e}"))?;
-    envelope.validate().map_err(|e| format!("invalid tick envelope: {e}"))?;
-    if let Some(expected) = expected_session
-        && envelope.session_id != expected
-    {
-        return Err(format!("the envelope is for session {:?}, not the requested {expected:?}", envelope.session_id));
-    }
-    Ok(envelope)
 }
 
 /// Read and check a finalize answer: `sessionId` equals the session asked

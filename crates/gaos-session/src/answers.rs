@@ -282,3 +282,24 @@ impl LeaseGrant {
         extensions?.get(EXT_LEASE)?.get("token")?.as_str().map(str::to_owned)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lease_grants_are_read_from_answer_extensions() {
+        let ext = gaos_json::parse(
+            r#"{"gaos.host.lease":{"token":"gaos_lease_x","epoch":2,"expiresAt":1000,"durationMs":500}}"#,
+        )
+        .expect("JSON");
+        let ext = ext.as_object();
+        let grant = LeaseGrant::from_extensions(ext).expect("a grant");
+        assert_eq!(
+            (grant.token.as_deref(), grant.epoch, grant.duration_ms),
+            (Some("gaos_lease_x"), Some(2), Some(500))
+        );
+        assert_eq!(LeaseGrant::token_in(ext).as_deref(), Some("gaos_lease_x"));
+        assert_eq!(LeaseGrant::token_in(None), None);
+    }
+}

@@ -49,8 +49,12 @@ pub use gaos_kernel::{CommandSubmission, SessionBinding};
 pub use handle::{
     BoxFuture, LifecycleHandle, SessionHandle, SessionTransport, create_session_handle_from_existing, wait_backoff,
 };
-pub use observation::{EpisodeIdentity, Observation, announces_terminal};
-pub use policy::{ControllerKind, SessionControllerIdentity, SessionPolicy, validate_controller};
+pub use observation::{
+    EpisodeIdentity, FinalizationStatus, Observation, announces_terminal, finalization, parse_tick_envelope,
+};
+pub use policy::{
+    ControllerKind, EvaluationKind, EvidenceKind, SessionControllerIdentity, SessionPolicy, validate_controller,
+};
 pub use receipts::{AttachReceipt, ReceiptBody};
 pub use requests::{AttachRequest, FinalizeRequest, SubmissionCounter, default_submission_id};
 pub use state::HandleState;
