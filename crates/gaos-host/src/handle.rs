@@ -38,7 +38,7 @@ use std::time::Duration;
 
 use gaos_json::{Value, canonical_json};
 use gaos_kernel::{CommandSubmission, SessionBinding};
-use gaos_session::AttachReceipt;
+use gaos_session::receipts::AttachReceipt;
 use gaos_session::{AttachRequest, BoxFuture, LifecycleHandle, SessionTransport};
 use gaos_session::{Observation, SessionError, SessionPolicy};
 use tokio::sync::broadcast;
