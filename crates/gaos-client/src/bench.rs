@@ -1,5 +1,5 @@
 //! Benchmark episodes on a running host: [`RemoteEpisodeHost`] implements
-//! gaos-runner's [`EpisodeHost`] with [`RemoteSessionHandle`]s, so
+//! the session contract's [`EpisodeHost`] with [`RemoteSessionHandle`]s, so
 //! `HostedEpisodeFactory<RemoteEpisodeHost>` runs every episode as an
 //! ordinary session of that host, over the `gaos.ticks` routes, with the
 //! operator token creating sessions and reading transcripts.
@@ -9,9 +9,10 @@
 //! sessions.
 
 use gaos_json::{Map, Value};
-use gaos_runner::benchmark::{CreatedSession, EpisodeHost, existing_head_from_observation, reissued_token};
-use gaos_runner::handle::{AttachRequest, BoxFuture, SessionHandle};
-use gaos_runner::{SessionError, SessionPolicy};
+use gaos_session::{
+    AttachRequest, BoxFuture, CreatedSession, EpisodeHost, SessionError, SessionHandle, SessionPolicy,
+    existing_head_from_observation, reissued_token,
+};
 use reqwest::Method;
 
 use crate::client::{SessionClient, http_client_builder};

@@ -8,6 +8,7 @@ use std::time::Duration;
 use gaos_json::{MAX_SAFE_INTEGER, Value, canonical_json};
 use gaos_kernel::protocol::{PROTOCOL_ID, PROTOCOL_VERSION, is_valid_participant_id};
 use gaos_kernel::{CommandSubmission, SessionBinding, TickEnvelope};
+use gaos_session::SubmissionCounter;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, StatusCode};
 
@@ -60,9 +61,11 @@ impl TickResult {
     }
 }
 
-/// What `POST /v1/sessions` answered.
+/// What `POST /v1/sessions` answered (the creator's envelope and the seat
+/// tokens; the creator's *handle* with the tokens is
+/// [`gaos_session::CreatedSession`] or [`crate::handle::RemoteCreated`]).
 #[derive(Debug, Clone, PartialEq)]
-pub struct CreatedSession {
+pub struct CreateAnswer {
     /// The new session's id.
     pub session_id: String,
     /// The HTTP status (201 from gaos-host).
@@ -110,9 +113,8 @@ pub struct JsonAnswer {
 #[derive(Default)]
 struct State {
     bindings: HashMap<String, SessionBinding>,
-    /// (session, seat) → (tick id, next n). Only the latest tick id matters:
-    /// cursors only move forward, so older counters are dropped.
-    counters: HashMap<(String, String), (String, u64)>,
+    /// (session, seat) → the seat's default submission ids.
+    counters: HashMap<(String, String), SubmissionCounter>,
 }
 
 struct Inner {
@@ -413,14 +415,7 @@ impl SessionClient {
 
     fn next_submission_id(&self, session_id: &str, seat: &str, tick_id: &str) -> String {
         let mut state = self.state();
-        let entry =
-            state.counters.entry((session_id.to_owned(), seat.to_owned())).or_insert_with(|| (String::new(), 0));
-        if entry.0 != tick_id {
-            *entry = (tick_id.to_owned(), 0);
-        }
-        let n = entry.1;
-        entry.1 += 1;
-        wire::default_submission_id(seat, tick_id, n)
+        state.counters.entry((session_id.to_owned(), seat.to_owned())).or_default().next_id(seat, tick_id)
     }
 
     // ----- routes -----------------------------------------------------------
@@ -435,7 +430,7 @@ impl SessionClient {
     /// remembered for the seat named by the request's `participantId`, else
     /// for this client's participant id. Never resent automatically (a
     /// resend could create a second session).
-    pub async fn create_session(&self, request: &Value) -> Result<CreatedSession, ClientError> {
+    pub async fn create_session(&self, request: &Value) -> Result<CreateAnswer, ClientError> {
         let url = format!("{}/v1/sessions", self.inner.base_url);
         let body = canonical_json(request);
         let (status, value) = self.execute(Method::POST, &url, Some(body), false).await?;
@@ -455,7 +450,7 @@ impl SessionClient {
         let binding = SessionBinding::from_envelope(&envelope, seat);
         binding.validate().map_err(|reason| mismatch(&url, reason))?;
         self.remember(binding.clone());
-        Ok(CreatedSession { session_id: envelope.session_id.clone(), status, envelope, binding, credentials })
+        Ok(CreateAnswer { session_id: envelope.session_id.clone(), status, envelope, binding, credentials })
     }
 
     /// `GET /v1/sessions/{id}/tick`: the current envelope, remembered as the

@@ -35,10 +35,11 @@
 
 use std::sync::{Mutex, PoisonError};
 
-use gaos_json::{Map, Value};
+use gaos_json::Value;
 use gaos_kernel::{CommandSubmission, SessionBinding};
-use gaos_runner::handle::{AttachRequest, BoxFuture, LifecycleHandle, SessionTransport};
-use gaos_runner::{Observation, SessionError, SessionPolicy};
+use gaos_session::{
+    AttachRequest, BoxFuture, LeaseGrant, LifecycleHandle, Observation, SessionError, SessionPolicy, SessionTransport,
+};
 use reqwest::Method;
 
 use crate::client::SessionClient;
@@ -46,7 +47,7 @@ use crate::error::ClientError;
 use crate::wire::{self, SessionCredentials, encode_uri_component};
 
 /// Extension key of the controller lease a create or attach answer grants.
-pub const EXT_LEASE: &str = "gaos.host.lease";
+pub use gaos_session::EXT_LEASE;
 /// Header that presents a controller lease token.
 pub const LEASE_HEADER: &str = "Gaos-Lease";
 
@@ -146,7 +147,7 @@ impl SessionTransport for RemoteTransport {
                 extensions: object("extensions"),
             };
             let result = self.client.finalize(session_id, &request).await.map_err(session_error)?;
-            gaos_json::to_value(&result).map_err(|e| SessionError::Protocol(format!("session result: {e}")))
+            Ok(result.to_value())
         })
     }
 }
@@ -180,10 +181,6 @@ impl RemoteCreated {
         })?;
         SessionClient::builder(&self.base_url).token(token).participant_id(seat).build().map_err(session_error)
     }
-}
-
-fn lease_token(extensions: Option<&Map>) -> Option<String> {
-    extensions?.get(EXT_LEASE)?.get("token")?.as_str().map(str::to_owned)
 }
 
 impl RemoteSessionHandle {
@@ -232,7 +229,7 @@ impl RemoteSessionHandle {
             .map_err(session_error)?;
         let observation = Observation::from_envelope(created.envelope.clone())?;
         let transport = RemoteTransport::new(client);
-        transport.set_lease_token(lease_token(created.envelope.extensions.as_ref()))?;
+        transport.set_lease_token(LeaseGrant::token_in(created.envelope.extensions.as_ref()))?;
         let binding = SessionBinding::from_envelope(&created.envelope, &creator);
         let inner = LifecycleHandle::new(transport, binding, policy.clone(), None, observation.announces_terminal())?;
         Ok(RemoteCreated {
@@ -255,23 +252,17 @@ impl RemoteSessionHandle {
         policy: &SessionPolicy,
     ) -> Result<Self, SessionError> {
         request.check_against(policy)?;
-        let wire_request = wire::AttachRequest {
-            request_id: request.request_id.clone(),
-            participant_id: request.participant_id.clone(),
-            controller: request.controller.as_ref().map(|c| c.to_value()),
-            extensions: request.extensions.clone(),
-        };
-        let attached = seat_client.attach(session_id, &wire_request).await.map_err(session_error)?;
-        let terminal = gaos_runner::announces_terminal(attached.extensions.as_ref());
+        let attached = seat_client.attach(session_id, request).await.map_err(session_error)?;
+        let terminal = gaos_session::announces_terminal(attached.extensions.as_ref());
         let transport = RemoteTransport::new(seat_client);
-        transport.set_lease_token(lease_token(attached.extensions.as_ref()))?;
+        transport.set_lease_token(LeaseGrant::token_in(attached.extensions.as_ref()))?;
         let inner = LifecycleHandle::new(transport, attached.binding, policy.clone(), attached.receipt, terminal)?;
         Ok(RemoteSessionHandle { inner })
     }
 
     /// `createSessionHandleFromExisting(existing, policy)`: adopt a durable
     /// head a product route already holds (synchronous, no request; see
-    /// [`gaos_runner::adopt_existing`]), acting with `seat_client`.
+    /// [`gaos_session::adopt_existing`]), acting with `seat_client`.
     pub fn from_existing(
         seat_client: SessionClient,
         existing: &Value,
@@ -287,4 +278,4 @@ impl RemoteSessionHandle {
     }
 }
 
-gaos_runner::forward_session_handle!(RemoteSessionHandle);
+gaos_session::forward_session_handle!(RemoteSessionHandle);

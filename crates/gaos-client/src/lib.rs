@@ -50,7 +50,7 @@ pub mod handle;
 pub mod wire;
 
 pub use client::{
-    CreatedSession, Cursor, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_PARTICIPANT_ID, DEFAULT_RETRIES, DEFAULT_RETRY_BACKOFF,
+    CreateAnswer, Cursor, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_PARTICIPANT_ID, DEFAULT_RETRIES, DEFAULT_RETRY_BACKOFF,
     DEFAULT_TIMEOUT, JsonAnswer, SessionClient, SessionClientBuilder, SubmitOptions, TickResult, http_client_builder,
 };
 pub use error::ClientError;

@@ -8,7 +8,8 @@ use gaos_client::wire::{
     parse_tick_envelope,
 };
 use gaos_json::Value;
-use gaos_runner::receipts::{AttachReceipt, ReceiptBody};
+use gaos_session::SessionControllerIdentity;
+use gaos_session::receipts::{AttachReceipt, ReceiptBody};
 
 fn json(text: &str) -> Value {
     gaos_json::parse(text).expect("test JSON")
@@ -154,7 +155,7 @@ fn attach_answers_are_checked_end_to_end() {
     let controller = r#"{"kind":"cli","id":"bot"}"#;
     let request = AttachRequest {
         participant_id: Some("a".into()),
-        controller: Some(json(controller)),
+        controller: Some(SessionControllerIdentity::from_value(&json(controller)).expect("a controller identity")),
         ..AttachRequest::new("attach-1")
     };
     let good = receipt("attach-1", Some(controller));

@@ -13,8 +13,8 @@ use gaos_kernel::replay::{FinalizeOptions, finalize_replay};
 use gaos_kernel::{
     AnyState, Cadence, DeltaBody, DynReducer, EventBody, Game, ObservationDelta, Prepared, SessionKernel, TimeoutInput,
 };
-use gaos_runner::policy::SessionPolicy;
-use gaos_runner::receipts::{AttachReceipt, ReceiptBody};
+use gaos_session::policy::SessionPolicy;
+use gaos_session::receipts::{AttachReceipt, ReceiptBody};
 use sha2::{Digest, Sha256};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
@@ -1031,7 +1031,7 @@ impl SessionActor {
             Some(_) => return Err(HostError::forbidden(format!("this token attaches seat {seat:?} only"))),
         }
         if let Some(controller) = map.get("controller") {
-            gaos_runner::policy::validate_controller(controller, "controller").map_err(HostError::invalid_request)?;
+            gaos_session::policy::validate_controller(controller, "controller").map_err(HostError::invalid_request)?;
         }
         if let Some(ext) = map.get("extensions")
             && !ext.is_object()

@@ -25,9 +25,9 @@
 use std::path::Path;
 
 use gaos_json::Value;
-use gaos_runner::benchmark::{CreatedSession, EpisodeHost, existing_head_from_observation, reissued_token};
-use gaos_runner::handle::{AttachRequest, BoxFuture, SessionHandle};
-use gaos_runner::{SessionError, SessionPolicy};
+use gaos_session::{AttachRequest, BoxFuture, SessionHandle};
+use gaos_session::{CreatedSession, EpisodeHost, existing_head_from_observation, reissued_token};
+use gaos_session::{SessionError, SessionPolicy};
 
 use crate::auth::Caller;
 use crate::config::LeaseBounds;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use gaos_json::{Map, Value};
 use gaos_kernel::protocol::is_valid_participant_id;
 use gaos_kernel::{Cadence, DynReducer, Game, KernelOptions, SeedPolicy, SessionLimits};
-use gaos_runner::policy::SessionPolicy;
+use gaos_session::policy::SessionPolicy;
 
 use crate::error::HostError;
 

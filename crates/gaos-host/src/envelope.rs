@@ -6,7 +6,7 @@ use gaos_kernel::{SessionBinding, TickEnvelope};
 
 /// Extension keys the host sets (the RFC-018 ones are the runner's, which
 /// reads them).
-pub use gaos_runner::observation::{EXT_ATTACH, EXT_EPISODE, EXT_FINALIZATION, EXT_POLICY};
+pub use gaos_session::{EXT_ATTACH, EXT_EPISODE, EXT_FINALIZATION, EXT_POLICY};
 pub const EXT_CREDENTIALS: &str = "gaos.host.credentials";
 pub const EXT_LEASE: &str = "gaos.host.lease";
 pub const EXT_REJECTIONS: &str = "gaos.session.rejections";

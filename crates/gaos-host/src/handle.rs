@@ -38,9 +38,9 @@ use std::time::Duration;
 
 use gaos_json::{Value, canonical_json};
 use gaos_kernel::{CommandSubmission, SessionBinding};
-use gaos_runner::handle::{AttachRequest, BoxFuture, LifecycleHandle, SessionTransport};
-use gaos_runner::receipts::AttachReceipt;
-use gaos_runner::{Observation, SessionError, SessionPolicy};
+use gaos_session::receipts::AttachReceipt;
+use gaos_session::{AttachRequest, BoxFuture, LifecycleHandle, SessionTransport};
+use gaos_session::{Observation, SessionError, SessionPolicy};
 use tokio::sync::broadcast;
 
 use crate::actor::Answer;
@@ -297,7 +297,7 @@ impl InProcessSessionHandle {
 
     /// `createSessionHandleFromExisting(existing, policy)`: adopt a durable
     /// head a product route already holds (synchronous, no request; see
-    /// [`gaos_runner::adopt_existing`]), acting with `seat_token`.
+    /// [`gaos_session::adopt_existing`]), acting with `seat_token`.
     pub fn from_existing(
         host: &Host,
         seat_token: &str,
@@ -354,8 +354,8 @@ fn read_attach(
             Some(receipt)
         }
     };
-    let terminal = gaos_runner::announces_terminal(value.get("extensions").and_then(Value::as_object));
+    let terminal = gaos_session::announces_terminal(value.get("extensions").and_then(Value::as_object));
     Ok((binding, receipt, terminal))
 }
 
-gaos_runner::forward_session_handle!(InProcessSessionHandle);
+gaos_session::forward_session_handle!(InProcessSessionHandle);

@@ -2,7 +2,7 @@
 //! the host's message, and a hint of what to do next.
 
 use gaos_json::{Map, Value};
-use gaos_runner::{HandleState, SessionError};
+use gaos_session::{HandleState, SessionError};
 
 /// A failed tool call. It travels as an MCP *tool* error (`isError: true`),
 /// never as a protocol failure, so the model reads it and can recover.

@@ -48,6 +48,7 @@
 
 pub mod error;
 pub mod http;
+pub mod registry;
 pub mod remote;
 pub mod render;
 pub mod seat;

@@ -12,12 +12,13 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use gaos_client::handle::{EXT_LEASE, RemoteTransport, session_error};
+use gaos_client::handle::{RemoteTransport, session_error};
 use gaos_client::reqwest::{self, Method, StatusCode};
 use gaos_client::{SessionClient, http_client_builder, wire};
 use gaos_json::{Map, Value};
-use gaos_runner::{
-    BoxFuture, HandleState, LifecycleHandle, Observation, SessionError, SessionHandle, SessionPolicy, SessionTransport,
+use gaos_session::{
+    BoxFuture, HandleState, LeaseGrant, LifecycleHandle, Observation, SessionError, SessionHandle, SessionPolicy,
+    SessionTransport,
 };
 
 use crate::seat::SeatSession;
@@ -107,10 +108,6 @@ fn attach_request_id(seat: &str) -> String {
     format!("mcp:{seat}:{nanos:x}:{}:{n}", std::process::id())
 }
 
-fn granted_lease_token(extensions: Option<&Map>) -> Option<String> {
-    extensions?.get(EXT_LEASE)?.get("token")?.as_str().map(str::to_owned)
-}
-
 impl RemoteSeat {
     /// Attach `options.seat` of `options.session_id` at its durable head
     /// and take (or adopt) its controller claim.
@@ -145,7 +142,7 @@ impl RemoteSeat {
             wire::AttachRequest { request_id, participant_id: Some(seat.clone()), controller: None, extensions: None };
         let attached = wire::parse_session_attach(&answer.body, &session_id, &request)
             .map_err(|e| SessionError::Protocol(format!("attach answer: {e}")))?;
-        match (granted_lease_token(attached.extensions.as_ref()), &lease) {
+        match (LeaseGrant::token_in(attached.extensions.as_ref()), &lease) {
             (Some(token), _) => transport.set_lease_token(Some(token))?,
             (None, LeaseMode::Adopt { .. }) => {}
             (None, LeaseMode::Claim { .. }) => {
@@ -154,7 +151,7 @@ impl RemoteSeat {
                 ));
             }
         }
-        let terminal = gaos_runner::announces_terminal(attached.extensions.as_ref());
+        let terminal = gaos_session::announces_terminal(attached.extensions.as_ref());
         let handle = LifecycleHandle::new(
             transport,
             attached.binding,

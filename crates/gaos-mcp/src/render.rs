@@ -7,7 +7,7 @@
 //! nothing else is read).
 
 use gaos_json::{Map, Value, canonical_json};
-use gaos_runner::{HandleState, Observation};
+use gaos_session::{HandleState, Observation};
 
 /// Longest rendering of one view field in the text (the structured content
 /// has it whole).

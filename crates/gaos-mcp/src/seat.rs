@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use gaos_json::Value;
-use gaos_runner::{BoxFuture, Observation, SessionError, SessionHandle};
+use gaos_session::{BoxFuture, Observation, SessionError, SessionHandle};
 
 /// One seat of one session, attached and holding the seat's controller
 /// claim.

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use gaos_runner::SessionError;
+use gaos_session::SessionError;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
@@ -14,7 +14,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
 use crate::error::ToolError;
-use crate::http::{McpCaller, SeatRegistry};
+use crate::registry::{McpCaller, SeatRegistry};
 use crate::seat::{Attachment, SeatSession};
 use crate::tools::{self, ToolOutput};
 

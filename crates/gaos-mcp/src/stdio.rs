@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use gaos_runner::SessionError;
+use gaos_session::SessionError;
 use rmcp::ServiceExt;
 
 use crate::remote::{RemoteSeat, SeatOptions};

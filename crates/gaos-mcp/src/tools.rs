@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use gaos_json::{MAX_SAFE_INTEGER, Map, Value, sha256_hex};
-use gaos_runner::{FinalizeRequest, Observation};
+use gaos_session::{FinalizeRequest, Observation};
 use serde_json::json;
 
 use crate::error::ToolError;
@@ -413,7 +413,7 @@ async fn finalize(seat: &dyn SeatSession, arguments: &Arguments) -> Result<ToolO
     if structured.remove("replay").is_some() {
         structured.insert("replayIncluded".into(), true.into());
     }
-    let digest = result.artifacts.iter().find(|a| a.kind == "replay").and_then(|a| a.digest.clone());
+    let digest = result.artifacts.iter().flatten().find(|a| a.kind == "replay").and_then(|a| a.digest.clone());
     let text = format!(
         "Finalized. Outcome: {}.{}",
         render::compact(&result.outcome, render::FIELD_TEXT_LIMIT),

@@ -59,12 +59,13 @@ pub use factory::{
     DriverAssignment, EpisodeSeat, EpisodeSession, SessionFactory, accepted_commands, episode_level, episode_policy,
     episode_request, episode_session_id,
 };
-pub use hosted::{
-    CreatedSession, EpisodeHost, GameInfo, HostedEpisodeFactory, existing_head_from_observation, reissued_token,
+pub use gaos_session::{
+    CreatedSession, EpisodeHost, encode_uri_component, existing_head_from_observation, reissued_token,
 };
+pub use hosted::{GameInfo, HostedEpisodeFactory};
 pub use manifest::{Aggregation, BenchmarkManifest, BenchmarkTask, MANIFEST_SCHEMA};
 pub use orchestrate::{BenchmarkObserver, BenchmarkOptions, BenchmarkRun, BenchmarkStatus, run_benchmark};
-pub use plan::{EpisodePlan, encode_uri_component, plan_episodes};
+pub use plan::{EpisodePlan, plan_episodes};
 pub use scoring::{Aggregate, BUILTIN_SCORERS, ScoringPlugin, aggregate_scores, scoring_plugin};
 pub use verify::{
     BundleVerification, EpisodeVerification, EpisodeVerifier, ReplayEpisodeVerifier, VerificationState, empty_facts,

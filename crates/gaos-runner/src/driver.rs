@@ -6,7 +6,7 @@
 use gaos_json::{Map, Value};
 
 use crate::error::DriverError;
-use crate::handle::BoxFuture;
+use gaos_session::BoxFuture;
 
 /// What a driver sees for one decision.
 #[derive(Debug, Clone, Copy)]

@@ -1,107 +1,12 @@
-//! The errors of handles ([`SessionError`]), drivers ([`DriverError`]) and
-//! [`crate::run_session`] ([`RunError`]).
+//! The errors of drivers ([`DriverError`]) and [`crate::run_session`]
+//! ([`RunError`]). Handle errors ([`SessionError`]) are the session
+//! contract's (`gaos-session`).
 
 use thiserror::Error;
 
-use crate::handle::HandleState;
+pub use gaos_session::SessionError;
 
-/// Everything a [`crate::SessionHandle`] call can fail with. In-process and
-/// remote handles map their host's answers onto the same variants, so code
-/// on top of a handle never needs to know which one it has.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[non_exhaustive]
-pub enum SessionError {
-    /// The host refused the request. `status` is the HTTP status the host
-    /// answers (an in-process host uses the same numbers) and `code` its
-    /// stable error code: e.g. 422 `illegal_command`, 409 `stale_tick`,
-    /// `not_terminal`, `session_finalized`, `finalize_conflict`,
-    /// `lease_expired`, `writer_conflict`; 410 `revoked`.
-    #[error("the host refused the request (HTTP {status}{}): {message}", code_suffix(.code.as_deref()))]
-    Host {
-        /// HTTP status.
-        status: u16,
-        /// The host's stable error code, when it sent one.
-        code: Option<String>,
-        /// The host's message.
-        message: String,
-    },
-    /// The request got no answer (connection refused or reset, timeout).
-    /// It may or may not have reached the host; an exact resend is safe.
-    #[error("no answer from the host: {0}")]
-    Transport(String),
-    /// An answer that breaks the `gaos.ticks` contract (wrong session,
-    /// invalid envelope or result, bad receipt).
-    #[error("the host's answer breaks the gaos.ticks contract: {0}")]
-    Protocol(String),
-    /// The handle was closed; it makes no more requests.
-    #[error("the handle of session {session_id} is closed")]
-    Closed {
-        /// The session.
-        session_id: String,
-    },
-    /// The operation is not allowed in the handle's state (e.g. `act` after
-    /// the game ended, `observe` after finalize).
-    #[error("{operation} is not allowed while the handle is {}", .state.as_str())]
-    InvalidState {
-        /// The refused operation (`observe`, `act`, ...).
-        operation: &'static str,
-        /// The handle's state.
-        state: HandleState,
-    },
-    /// This handle already finalized the session with a different request;
-    /// only an exact repeat returns the (cached) result.
-    #[error(
-        "session {session_id} was already finalized by this handle with a different request; repeat the original request to get its result"
-    )]
-    FinalizeConflict {
-        /// The session.
-        session_id: String,
-    },
-    /// `create_session_handle_from_existing` refused the existing head.
-    #[error("cannot adopt the existing session head: {0}")]
-    InvalidExisting(String),
-    /// The call itself is wrong; nothing was sent.
-    #[error("invalid argument: {0}")]
-    InvalidArgument(String),
-}
-
-fn code_suffix(code: Option<&str>) -> String {
-    code.map(|c| format!(", code {c}")).unwrap_or_default()
-}
-
-impl SessionError {
-    /// A host refusal with a code.
-    pub fn host(status: u16, code: impl Into<String>, message: impl Into<String>) -> Self {
-        SessionError::Host { status, code: Some(code.into()), message: message.into() }
-    }
-
-    /// The HTTP status of a host refusal.
-    pub fn status(&self) -> Option<u16> {
-        match self {
-            SessionError::Host { status, .. } => Some(*status),
-            _ => None,
-        }
-    }
-
-    /// The host's error code of a host refusal.
-    pub fn code(&self) -> Option<&str> {
-        match self {
-            SessionError::Host { code, .. } => code.as_deref(),
-            _ => None,
-        }
-    }
-
-    /// The host refused a command as illegal (HTTP 422).
-    pub fn is_illegal_action(&self) -> bool {
-        self.status() == Some(422)
-    }
-
-    /// The seat's controller lease lapsed (HTTP 409 `lease_expired`): renew
-    /// and resend the same submission (lease spec rule 8; handles do this).
-    pub fn is_lease_expired(&self) -> bool {
-        self.code() == Some("lease_expired")
-    }
-}
+use gaos_session::HandleState;
 
 /// Why a driver could not decide.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

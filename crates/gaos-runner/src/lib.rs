@@ -105,26 +105,20 @@ pub mod benchmark;
 pub mod driver;
 pub mod drivers;
 pub mod error;
-pub mod handle;
-pub mod observation;
-pub mod policy;
-pub mod receipts;
 pub mod run;
 
+// The session contract lives in gaos-session; re-exported so runner users
+// keep one import path.
 pub use driver::{AgentDriver, Decision, DriverContext, Usage};
 pub use error::{DriverError, RunError, SessionError};
-pub use gaos_kernel::{CommandSubmission, SessionBinding};
-pub use handle::{
-    AttachRequest, BoxFuture, ExistingHead, FinalizeRequest, HandleState, LifecycleHandle, SessionArtifact,
-    SessionHandle, SessionResult, SessionTransport, adopt_existing, create_session_handle_from_existing, wait_backoff,
+pub use gaos_session::{
+    AttachReceipt, AttachRequest, BoxFuture, CommandSubmission, ControllerKind, EpisodeIdentity, ExistingHead,
+    FinalizeRequest, HandleState, LifecycleHandle, Observation, SessionArtifact, SessionBinding,
+    SessionControllerIdentity, SessionHandle, SessionPolicy, SessionResult, SessionTransport, adopt_existing,
+    announces_terminal, create_session_handle_from_existing, forward_session_handle, observation, policy, receipts,
+    wait_backoff,
 };
-pub use observation::{EpisodeIdentity, Observation, announces_terminal};
-pub use policy::{ControllerKind, SessionControllerIdentity, SessionPolicy};
-pub use receipts::AttachReceipt;
 pub use run::{
     Conversation, FinalizeMode, Pacing, Presenter, RunEvents, RunOptions, RunOutcome, RunPolicy, RunStatus, run_session,
 };
 pub use tokio_util::sync::CancellationToken;
-
-#[doc(hidden)]
-pub use gaos_json as __json;

@@ -13,9 +13,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::driver::{AgentDriver, Decision, DriverContext};
 use crate::error::{RunError, SessionError};
-use crate::handle::{BoxFuture, FinalizeRequest, HandleState, SessionHandle, SessionResult};
-use crate::observation::{EpisodeIdentity, Observation};
-use crate::receipts::AttachReceipt;
+use gaos_session::AttachReceipt;
+use gaos_session::{
+    BoxFuture, EpisodeIdentity, FinalizeRequest, HandleState, Observation, SessionHandle, SessionResult,
+};
 
 /// Default bound on unpaced presentations in flight.
 pub const DEFAULT_MAX_PENDING_PRESENTATIONS: usize = 32;

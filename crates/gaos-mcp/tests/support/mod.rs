@@ -85,7 +85,7 @@ impl TestHost {
         created: &Created,
         seat: &str,
         lease: LeaseMode,
-    ) -> Result<RemoteSeat, gaos_runner::SessionError> {
+    ) -> Result<RemoteSeat, gaos_session::SessionError> {
         RemoteSeat::attach(SeatOptions {
             host_url: self.base_url.clone(),
             session_id: created.session_id.clone(),

@@ -20,8 +20,8 @@ use crate::benchmark::checkpoint::{AgentKind, CompletedEpisode};
 use crate::benchmark::error::BenchmarkError;
 use crate::benchmark::manifest::BenchmarkManifest;
 use crate::benchmark::orchestrate::{BenchmarkRun, BenchmarkStatus};
-use crate::benchmark::plan::encode_uri_component;
 use crate::benchmark::verify::empty_facts;
+use gaos_session::encode_uri_component;
 
 /// The bundle schema id.
 pub const BUNDLE_SCHEMA: &str = "gaos.benchmark-bundle.v1";

@@ -18,8 +18,8 @@ use crate::benchmark::plan::EpisodePlan;
 use crate::driver::AgentDriver;
 use crate::drivers::{DriverSettings, DriverSpec, RandomDriver};
 use crate::error::DriverError;
-use crate::handle::{BoxFuture, SessionHandle};
-use crate::policy::{ControllerKind, SessionControllerIdentity, SessionPolicy};
+use gaos_session::{BoxFuture, SessionHandle};
+use gaos_session::{ControllerKind, SessionControllerIdentity, SessionPolicy};
 
 /// One seat of an episode: its handle, its driver, and how many of its
 /// decisions the session already holds (0 for a new session; on attach,

@@ -114,24 +114,3 @@ pub fn plan_from_value(value: &Value) -> Result<Vec<EpisodePlan>, BenchmarkError
         .map(|entry| EpisodePlan::from_value(entry).map_err(BenchmarkError::Checkpoint))
         .collect()
 }
-
-/// `encodeURIComponent`: everything but `A-Z a-z 0-9 - _ . ! ~ * ' ( )` as
-/// `%XX` of its UTF-8 bytes (bundle file names, URL path segments).
-///
-/// ```
-/// assert_eq!(gaos_runner::benchmark::encode_uri_component("s 1/ä!"), "s%201%2F%C3%A4!");
-/// ```
-pub fn encode_uri_component(text: &str) -> String {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    let mut out = String::with_capacity(text.len());
-    for &byte in text.as_bytes() {
-        if byte.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&byte) {
-            out.push(char::from(byte));
-        } else {
-            out.push('%');
-            out.push(char::from(HEX[usize::from(byte >> 4)]));
-            out.push(char::from(HEX[usize::from(byte & 0x0f)]));
-        }
-    }
-    out
-}

@@ -2,7 +2,7 @@
 
 use crate::driver::{AgentDriver, Decision, DriverContext};
 use crate::error::DriverError;
-use crate::handle::BoxFuture;
+use gaos_session::BoxFuture;
 
 /// Submits `legal_actions[0]`: the simplest deterministic opponent.
 #[derive(Debug, Clone, Default)]

@@ -8,7 +8,7 @@ use gaos_json::{Value, canonical_json};
 
 use crate::driver::{AgentDriver, Decision, DriverContext};
 use crate::error::DriverError;
-use crate::handle::BoxFuture;
+use gaos_session::BoxFuture;
 
 /// Unreadable answers tolerated for one decision before giving up.
 pub const MAX_PROMPT_ATTEMPTS: u32 = 20;

@@ -21,7 +21,7 @@ use gaos_json::{Map, Value, canonical_json, obj};
 
 use crate::driver::{AgentDriver, Decision, DriverContext, Usage};
 use crate::error::DriverError;
-use crate::handle::BoxFuture;
+use gaos_session::BoxFuture;
 
 /// Default endpoint base (`{base}/chat/completions`).
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";

@@ -4,7 +4,7 @@ use gaos_kernel::seed::Mulberry32;
 
 use crate::driver::{AgentDriver, Decision, DriverContext};
 use crate::error::DriverError;
-use crate::handle::BoxFuture;
+use gaos_session::BoxFuture;
 
 /// Picks `legal_actions[floor(draw × len)]` with `draw` from `mulberry32(seed)`,
 /// so the same seed and the same observations give the same commands.

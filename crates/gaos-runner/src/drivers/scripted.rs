@@ -6,7 +6,7 @@ use gaos_json::Value;
 
 use crate::driver::{AgentDriver, Decision, DriverContext};
 use crate::error::DriverError;
-use crate::handle::BoxFuture;
+use gaos_session::BoxFuture;
 
 /// Submits the script's commands in order, one per decision, whatever the
 /// observation; fails with [`DriverError::Exhausted`] when none is left.

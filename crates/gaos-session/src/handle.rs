@@ -23,15 +23,18 @@ use std::pin::Pin;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use gaos_json::{Map, Value, canonical_json};
+use gaos_json::{Value, canonical_json};
 use gaos_kernel::protocol::{PROTOCOL_ID, PROTOCOL_VERSION};
-use gaos_kernel::{CommandSubmission, SessionBinding, TickEnvelope};
-use serde::{Deserialize, Serialize};
+use gaos_kernel::{CommandSubmission, SessionBinding};
 
+use crate::adopt::{adopt_existing, check_receipt};
+use crate::answers::SessionResult;
 use crate::error::SessionError;
 use crate::observation::Observation;
-use crate::policy::{SessionControllerIdentity, SessionPolicy};
+use crate::policy::SessionPolicy;
 use crate::receipts::AttachReceipt;
+use crate::requests::{FinalizeRequest, SubmissionCounter};
+use crate::state::HandleState;
 
 /// A boxed, `Send` future: what the object-safe traits of this crate return.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -45,31 +48,6 @@ pub const WAIT_BACKOFF_MAX: Duration = Duration::from_millis(250);
 /// saw no change: 5 ms doubling to at most 250 ms.
 pub fn wait_backoff(attempt: u32) -> Duration {
     WAIT_BACKOFF_START.saturating_mul(1u32 << attempt.min(16)).min(WAIT_BACKOFF_MAX)
-}
-
-/// Where a handle is in the session lifecycle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum HandleState {
-    /// The game runs; the seat may act.
-    Active,
-    /// The game ended; the session may be finalized.
-    Terminal,
-    /// This handle finalized the session.
-    Finalized,
-    /// The handle was closed (locally; the session is untouched).
-    Closed,
-}
-
-impl HandleState {
-    /// `active`, `terminal`, `finalized` or `closed`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HandleState::Active => "active",
-            HandleState::Terminal => "terminal",
-            HandleState::Finalized => "finalized",
-            HandleState::Closed => "closed",
-        }
-    }
 }
 
 /// The live-session handle every kind of play uses (RFC-018 §5.2).
@@ -226,319 +204,14 @@ pub trait SessionTransport: Send + Sync {
     fn close(&self) {}
 }
 
-/// `SessionFinalizeRequest`: `{requestId, metadata?, extensions?}`.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct FinalizeRequest {
-    /// Idempotency key; `None` means the default `"finalize:<sessionId>"`.
-    pub request_id: Option<String>,
-    /// Product metadata, fixed by the first accepted finalize.
-    pub metadata: Option<Map>,
-    /// Product extensions.
-    pub extensions: Option<Map>,
-}
-
-impl FinalizeRequest {
-    /// A request with this id.
-    pub fn with_id(request_id: impl Into<String>) -> Self {
-        FinalizeRequest { request_id: Some(request_id.into()), ..FinalizeRequest::default() }
-    }
-
-    /// The request body for `session_id` (the default id filled in).
-    pub fn to_value(&self, session_id: &str) -> Value {
-        let mut map = Map::new();
-        let request_id = self.request_id.clone().unwrap_or_else(|| format!("finalize:{session_id}"));
-        map.insert("requestId".into(), request_id.into());
-        if let Some(metadata) = &self.metadata {
-            map.insert("metadata".into(), Value::Object(metadata.clone()));
-        }
-        if let Some(extensions) = &self.extensions {
-            map.insert("extensions".into(), Value::Object(extensions.clone()));
-        }
-        Value::Object(map)
-    }
-}
-
-/// `SessionAttachRequest`: `{requestId, participantId?, controller?, extensions?}`.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct AttachRequest {
-    /// Idempotency key: the same id at the same revision returns the same receipt.
-    pub request_id: String,
-    /// The seat to attach (the host checks it against the credentials).
-    pub participant_id: Option<String>,
-    /// The controller; must equal the session's pinned controller, if any.
-    pub controller: Option<SessionControllerIdentity>,
-    /// Product extensions.
-    pub extensions: Option<Map>,
-}
-
-impl AttachRequest {
-    /// A request with only its id.
-    pub fn new(request_id: impl Into<String>) -> Self {
-        AttachRequest { request_id: request_id.into(), ..AttachRequest::default() }
-    }
-
-    /// The request body.
-    pub fn to_value(&self) -> Value {
-        let mut map = Map::new();
-        map.insert("requestId".into(), self.request_id.clone().into());
-        if let Some(seat) = &self.participant_id {
-            map.insert("participantId".into(), seat.clone().into());
-        }
-        if let Some(controller) = &self.controller {
-            map.insert("controller".into(), controller.to_value());
-        }
-        if let Some(extensions) = &self.extensions {
-            map.insert("extensions".into(), Value::Object(extensions.clone()));
-        }
-        Value::Object(map)
-    }
-
-    /// Refuse a controller that differs from the policy's (the host would
-    /// refuse it too; the reference handle checks before sending).
-    pub fn check_against(&self, policy: &SessionPolicy) -> Result<(), SessionError> {
-        if self.request_id.trim().is_empty() {
-            return Err(SessionError::InvalidArgument("the attach requestId must be non-blank".into()));
-        }
-        if let (Some(asked), Some(pinned)) = (&self.controller, policy.controller())
-            && canonical_json(&asked.to_value()) != canonical_json(pinned)
-        {
-            return Err(SessionError::InvalidArgument(
-                "the attach controller differs from the policy's controller identity".into(),
-            ));
-        }
-        Ok(())
-    }
-}
-
-/// An artifact of a finalized session (`{kind, digest?, uri?, mediaType?, extensions?}`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionArtifact {
-    /// What it is (e.g. `replay`).
-    pub kind: String,
-    /// Content digest, when stated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub digest: Option<String>,
-    /// Where to fetch it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub uri: Option<String>,
-    /// Its media type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub media_type: Option<String>,
-    /// Product extensions.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub extensions: Option<Map>,
-}
-
-/// `SessionResult`: the immutable outcome of a finalized session. The
-/// typed fields are read from the host's answer, which is kept as is:
-/// [`SessionResult::to_value`] returns exactly what the host sent.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SessionResult {
-    /// The session.
-    pub session_id: String,
-    /// The game's outcome (gaos-host: `{status, stars, actionsUsed, outcome?}`).
-    pub outcome: Value,
-    /// The replay (`gaos.replay` JSONL text, or JSON), when the policy asks for it.
-    pub replay: Option<Value>,
-    /// Evaluation facts, when the policy evaluates.
-    pub evaluation: Option<Map>,
-    /// Artifacts (replay download, ...).
-    pub artifacts: Vec<SessionArtifact>,
-    /// Extensions.
-    pub extensions: Option<Map>,
-    value: Value,
-}
-
-impl SessionResult {
-    /// Read and check a finalize answer: an object for `session_id` with
-    /// `status: "finalized"` and an `outcome`.
-    pub fn from_value(value: Value, session_id: &str) -> Result<Self, SessionError> {
-        let bad = |why: String| SessionError::Protocol(format!("session result: {why}"));
-        let map = value.as_object().ok_or_else(|| bad(format!("must be an object, not {}", value.type_name())))?;
-        match map.get("sessionId").and_then(Value::as_str) {
-            Some(id) if id == session_id => {}
-            other => return Err(bad(format!("is for session {other:?}, not {session_id:?}"))),
-        }
-        if map.get("status").and_then(Value::as_str) != Some("finalized") {
-            return Err(bad("status must be \"finalized\"".into()));
-        }
-        let outcome = map.get("outcome").cloned().ok_or_else(|| bad("has no outcome".into()))?;
-        let evaluation = match map.get("evaluation") {
-            None => None,
-            Some(Value::Object(m)) => Some(m.clone()),
-            Some(_) => return Err(bad("evaluation must be an object".into())),
-        };
-        let artifacts = match map.get("artifacts") {
-            None => Vec::new(),
-            Some(v) => gaos_json::from_value(v.clone()).map_err(|e| bad(format!("malformed artifacts: {e}")))?,
-        };
-        let extensions = match map.get("extensions") {
-            None => None,
-            Some(Value::Object(m)) => Some(m.clone()),
-            Some(_) => return Err(bad("extensions must be an object".into())),
-        };
-        Ok(SessionResult {
-            session_id: session_id.to_owned(),
-            outcome,
-            replay: map.get("replay").cloned(),
-            evaluation,
-            artifacts,
-            extensions,
-            value,
-        })
-    }
-
-    /// The result exactly as the host answered it.
-    pub fn to_value(&self) -> Value {
-        self.value.clone()
-    }
-
-    /// Canonical JSON of the host's answer (what exact retries must repeat).
-    pub fn canonical(&self) -> String {
-        canonical_json(&self.value)
-    }
-
-    /// The replay as `gaos.replay` JSONL text, when it is a string.
-    pub fn replay_text(&self) -> Option<&str> {
-        self.replay.as_ref().and_then(Value::as_str)
-    }
-}
-
-/// What [`adopt_existing`] accepted: a durable head to start a handle at.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ExistingHead {
-    /// The binding (its `participantId` is the handle's seat).
-    pub binding: SessionBinding,
-    /// The tick the handle's first `observe` returns without a request.
-    pub initial: Observation,
-    /// The attach receipt, checked.
-    pub receipt: Option<AttachReceipt>,
-}
-
-fn own<'a>(map: &'a Map, key: &str) -> Option<&'a Value> {
-    map.get(key).filter(|v| !v.is_null())
-}
-
-/// Check a receipt against the head it was issued at: digest, non-blank
-/// fields, session and revision.
-fn check_receipt(receipt: &Value, binding: &SessionBinding) -> Result<AttachReceipt, String> {
-    let receipt = AttachReceipt::from_value(receipt).map_err(|e| format!("attach receipt: {e}"))?;
-    if !receipt.digest_matches() {
-        return Err(format!(
-            "the attach receipt's receiptDigest {} does not match its content",
-            receipt.receipt_digest
-        ));
-    }
-    for (field, text) in [
-        ("requestId", &receipt.request_id),
-        ("transcriptDigest", &receipt.transcript_digest),
-        ("stateDigest", &receipt.state_digest),
-    ] {
-        if text.trim().is_empty() {
-            return Err(format!("the attach receipt's {field} is blank"));
-        }
-    }
-    if receipt.session_id != binding.session_id {
-        return Err(format!("the attach receipt names session {:?}, not {:?}", receipt.session_id, binding.session_id));
-    }
-    if receipt.revision != binding.revision {
-        return Err(format!(
-            "the attach receipt was issued at revision {}, but the binding is at revision {}",
-            receipt.revision, binding.revision
-        ));
-    }
-    Ok(receipt)
-}
-
-/// `createSessionHandleFromExisting`'s checks (lifecycle spec §4),
-/// synchronous and without any request:
-///
-/// 1. `existing` is an object with a non-blank `sessionId` and a valid `binding`;
-/// 2. the initial tick is an own `initialTick` (a full envelope, pending
-///    allowed; receipt from `attachReceipt`), or else an own `tick` from which
-///    a resolved envelope is built at the binding's cursor with `extensions`
-///    (receipt from `receipt`) — the `SessionStart`/`SessionAttach` projections;
-/// 3. binding, tick and `existing` name one session, and the binding's
-///    `tickId`/`revision` equal the tick's;
-/// 4. a receipt's digest verifies, it names the session, and its revision
-///    is the binding's.
-///
-/// `policy` is already validated by its type; it is taken for parity with
-/// the reference signature.
-pub fn adopt_existing(existing: &Value, policy: &SessionPolicy) -> Result<ExistingHead, SessionError> {
-    let _ = policy;
-    let invalid = SessionError::InvalidExisting;
-    let map =
-        existing.as_object().ok_or_else(|| invalid(format!("must be an object, not {}", existing.type_name())))?;
-    let session_id = own(map, "sessionId")
-        .and_then(Value::as_str)
-        .filter(|s| !s.trim().is_empty())
-        .ok_or_else(|| invalid("sessionId must be a non-blank string".into()))?;
-    let binding_value = own(map, "binding").ok_or_else(|| invalid("binding is required".into()))?;
-    let binding: SessionBinding =
-        gaos_json::from_value(binding_value.clone()).map_err(|e| invalid(format!("malformed binding: {e}")))?;
-    binding.validate().map_err(|e| invalid(format!("invalid binding: {e}")))?;
-
-    let (initial, receipt) = match own(map, "initialTick") {
-        Some(tick) => {
-            let initial = Observation::from_value(tick, None).map_err(|e| invalid(format!("initialTick: {e}")))?;
-            (initial, own(map, "attachReceipt"))
-        }
-        None => {
-            if !map.contains_key("tick") {
-                return Err(invalid("either initialTick or tick is required".into()));
-            }
-            let extensions = match own(map, "extensions") {
-                None => None,
-                Some(Value::Object(ext)) => Some(ext.clone()),
-                Some(_) => return Err(invalid("extensions must be an object".into())),
-            };
-            let envelope = TickEnvelope {
-                kind: "tick".into(),
-                protocol: PROTOCOL_ID.into(),
-                protocol_version: PROTOCOL_VERSION.into(),
-                session_id: binding.session_id.clone(),
-                tick_id: binding.tick_id.clone(),
-                revision: binding.revision,
-                tick: map.get("tick").cloned().unwrap_or(Value::Null),
-                submitted_participants: None,
-                awaiting_participants: None,
-                accepted_participant_id: None,
-                extensions,
-            };
-            let initial = Observation::from_envelope(envelope).map_err(|e| invalid(e.to_string()))?;
-            (initial, own(map, "receipt"))
-        }
-    };
-    if binding.session_id != session_id || initial.session_id() != session_id {
-        return Err(invalid(format!(
-            "sessionId {session_id:?}, binding session {:?} and tick session {:?} must be one session",
-            binding.session_id,
-            initial.session_id()
-        )));
-    }
-    if binding.tick_id != initial.tick_id() || binding.revision != initial.revision() {
-        return Err(invalid(format!(
-            "the binding's cursor ({}, revision {}) is not the tick's ({}, revision {})",
-            binding.tick_id,
-            binding.revision,
-            initial.tick_id(),
-            initial.revision()
-        )));
-    }
-    let receipt = receipt.map(|r| check_receipt(r, &binding)).transpose().map_err(invalid)?;
-    Ok(ExistingHead { binding, initial, receipt })
-}
-
 struct Core {
     state: HandleState,
     binding: SessionBinding,
     initial: Option<Observation>,
     /// Canonical request and result of this handle's accepted finalize.
     finalized: Option<(String, SessionResult)>,
-    /// Default submission ids: (tick id, next n).
-    counter: (String, u64),
+    /// Default submission ids.
+    counter: SubmissionCounter,
 }
 
 /// The [`SessionHandle`] state machine over a [`SessionTransport`]. The
@@ -622,7 +295,7 @@ impl<T: SessionTransport> LifecycleHandle<T> {
             seat: binding.participant_id.clone(),
             policy,
             receipt,
-            core: Mutex::new(Core { state, binding, initial, finalized: None, counter: (String::new(), 0) }),
+            core: Mutex::new(Core { state, binding, initial, finalized: None, counter: SubmissionCounter::default() }),
         }
     }
 
@@ -656,16 +329,12 @@ impl<T: SessionTransport> LifecycleHandle<T> {
         core.initial = None;
         let tick_id = core.binding.tick_id.clone();
         let revision = core.binding.revision;
-        if core.counter.0 != tick_id {
-            core.counter = (tick_id.clone(), 0);
-        }
-        let n = core.counter.1;
-        core.counter.1 += 1;
+        let submission_id = core.counter.next_id(&self.seat, &tick_id);
         Ok(CommandSubmission {
             protocol: PROTOCOL_ID.into(),
             protocol_version: PROTOCOL_VERSION.into(),
             session_id: self.session_id.clone(),
-            submission_id: Some(format!("{}:{tick_id}:{n}", self.seat)),
+            submission_id: Some(submission_id),
             tick_id,
             revision: revision as f64,
             participant_id: self.seat.clone(),

@@ -6,15 +6,7 @@ use gaos_json::{Map, Value};
 use gaos_kernel::{SessionBinding, TickEnvelope};
 
 use crate::error::SessionError;
-
-/// `gaos.session.episode`: authoritative episode identity (`{id, index?}`).
-pub const EXT_EPISODE: &str = "gaos.session.episode";
-/// `gaos.session.finalization`: `{status: "terminal" | "finalized", ...}`.
-pub const EXT_FINALIZATION: &str = "gaos.session.finalization";
-/// `gaos.session.attach`: `{receiptDigest, sequence}` on attach answers.
-pub const EXT_ATTACH: &str = "gaos.session.attach";
-/// `gaos.session.policy`: the digest of the pinned policy.
-pub const EXT_POLICY: &str = "gaos.session.policy";
+use crate::extensions::{EXT_EPISODE, EXT_FINALIZATION};
 
 /// One `TickResult` envelope (lifecycle spec §2), checked: protocol
 /// constants, non-blank ids, `tick` present, valid pending seat lists.
@@ -23,7 +15,7 @@ pub const EXT_POLICY: &str = "gaos.session.policy";
 /// `legalActions` (the commands the seat may submit now) and `done`.
 ///
 /// ```
-/// use gaos_runner::Observation;
+/// use gaos_session::Observation;
 ///
 /// let envelope = gaos_json::parse(
 ///     r#"{"protocol":"gaos.ticks","protocolVersion":"1.0","kind":"tick","sessionId":"s-1",
@@ -49,27 +41,11 @@ impl Observation {
         Ok(Observation { envelope })
     }
 
-    /// Read and check an envelope object; with `expected_session`, its
-    /// `sessionId` must be that session.
+    /// Read and check an envelope object ([`parse_tick_envelope`]); with
+    /// `expected_session`, its `sessionId` must be that session.
     pub fn from_value(value: &Value, expected_session: Option<&str>) -> Result<Self, SessionError> {
-        let map = value.as_object().ok_or_else(|| {
-            SessionError::Protocol(format!("a tick envelope must be an object, not {}", value.type_name()))
-        })?;
-        if !map.contains_key("tick") {
-            return Err(SessionError::Protocol("the tick envelope has no \"tick\" member".into()));
-        }
-        let envelope: TickEnvelope = gaos_json::from_value(value.clone())
-            .map_err(|e| SessionError::Protocol(format!("malformed tick envelope: {e}")))?;
-        let observation = Observation::from_envelope(envelope)?;
-        if let Some(expected) = expected_session
-            && observation.session_id() != expected
-        {
-            return Err(SessionError::Protocol(format!(
-                "the envelope is for session {:?}, not {expected:?}",
-                observation.session_id()
-            )));
-        }
-        Ok(observation)
+        let envelope = parse_tick_envelope(value.clone(), expected_session).map_err(SessionError::Protocol)?;
+        Ok(Observation { envelope })
     }
 
     /// The envelope as JSON.
@@ -187,6 +163,11 @@ impl Observation {
         self.extensions()?.get(EXT_FINALIZATION)?.get("status")?.as_str()
     }
 
+    /// The finalization status, typed (`None` when absent or unknown).
+    pub fn finalization(&self) -> Option<FinalizationStatus> {
+        finalization(self.extensions())
+    }
+
     /// True when the finalization extension says the session's game is over
     /// (`terminal`, or already `finalized`): a handle that sees it turns terminal.
     pub fn announces_terminal(&self) -> bool {
@@ -194,13 +175,66 @@ impl Observation {
     }
 }
 
+/// Read and check a tick envelope (`TickResult`) against lifecycle spec §2:
+/// protocol constants, non-blank ids, `tick` present (may be null), a known
+/// `kind`, unique and disjoint pending lists with at least one awaited seat,
+/// `acceptedParticipantId` among the submitted seats, and `sessionId` equal
+/// to the session asked about (when `expected_session` is given).
+pub fn parse_tick_envelope(body: Value, expected_session: Option<&str>) -> Result<TickEnvelope, String> {
+    let map =
+        body.as_object().ok_or_else(|| format!("a tick envelope must be a JSON object, got {}", body.type_name()))?;
+    if !map.contains_key("tick") {
+        return Err("the tick envelope has no \"tick\" member (it is required, and may be null)".into());
+    }
+    let envelope: TickEnvelope = gaos_json::from_value(body).map_err(|e| format!("malformed tick envelope: {e}"))?;
+    envelope.validate().map_err(|e| format!("invalid tick envelope: {e}"))?;
+    if let Some(expected) = expected_session
+        && envelope.session_id != expected
+    {
+        return Err(format!("the envelope is for session {:?}, not the requested {expected:?}", envelope.session_id));
+    }
+    Ok(envelope)
+}
+
 /// True when envelope (or attach answer) `extensions` carry
 /// `gaos.session.finalization` with status `terminal` or `finalized`.
 pub fn announces_terminal(extensions: Option<&Map>) -> bool {
-    matches!(
-        extensions.and_then(|e| e.get(EXT_FINALIZATION)).and_then(|f| f.get("status")).and_then(Value::as_str),
-        Some("terminal" | "finalized")
-    )
+    finalization(extensions).is_some()
+}
+
+/// `gaos.session.finalization.status`: the game ended (`terminal`), or the
+/// session's result is fixed (`finalized`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FinalizationStatus {
+    /// The game is over; the session may be finalized.
+    Terminal,
+    /// The session was finalized.
+    Finalized,
+}
+
+impl FinalizationStatus {
+    /// The wire name (`terminal`, `finalized`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FinalizationStatus::Terminal => "terminal",
+            FinalizationStatus::Finalized => "finalized",
+        }
+    }
+
+    /// The status with wire name `text`.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "terminal" => Some(FinalizationStatus::Terminal),
+            "finalized" => Some(FinalizationStatus::Finalized),
+            _ => None,
+        }
+    }
+}
+
+/// The finalization status in envelope (or answer) `extensions`; `None`
+/// when absent or not one of the two statuses.
+pub fn finalization(extensions: Option<&Map>) -> Option<FinalizationStatus> {
+    extensions?.get(EXT_FINALIZATION)?.get("status")?.as_str().and_then(FinalizationStatus::parse)
 }
 
 /// `gaos.session.episode`: `{id, index?, ...}`. A change of `id` or `index`
@@ -254,6 +288,25 @@ mod tests {
         let opaque = with_tick(r#"[1,2,3]"#);
         assert_eq!(opaque.window_participants(), None);
         assert!(opaque.seat_in_window("anyone"), "an undeclared window may include every seat");
+    }
+
+    #[test]
+    fn finalization_statuses_are_read_typed() {
+        let extensions = |status: &str| {
+            gaos_json::parse(&format!(r#"{{"gaos.session.finalization":{{"status":"{status}"}}}}"#))
+                .expect("JSON")
+                .as_object()
+                .cloned()
+        };
+        assert_eq!(finalization(extensions("terminal").as_ref()), Some(FinalizationStatus::Terminal));
+        assert_eq!(finalization(extensions("finalized").as_ref()), Some(FinalizationStatus::Finalized));
+        assert_eq!(finalization(extensions("later").as_ref()), None);
+        assert!(
+            !announces_terminal(extensions("later").as_ref()) && announces_terminal(extensions("terminal").as_ref())
+        );
+        for status in [FinalizationStatus::Terminal, FinalizationStatus::Finalized] {
+            assert_eq!(FinalizationStatus::parse(status.as_str()), Some(status));
+        }
     }
 
     #[test]

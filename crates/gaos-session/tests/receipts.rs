@@ -2,7 +2,7 @@
 //! vectors of lifecycle spec §3.
 
 use gaos_json::{Value, obj, parse};
-use gaos_runner::receipts::{
+use gaos_session::receipts::{
     AttachReceipt, RECEIPT_SCHEMA, ReceiptBody, ReceiptError, receipt_digest, receipt_preimage, receipt_preimage_value,
     receipt_value_digest, verify_receipt_chain, verify_typed_receipt_chain,
 };

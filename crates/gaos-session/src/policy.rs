@@ -52,7 +52,7 @@ impl ControllerKind {
 /// never replaces it.
 ///
 /// ```
-/// use gaos_runner::policy::{ControllerKind, SessionControllerIdentity};
+/// use gaos_session::policy::{ControllerKind, SessionControllerIdentity};
 ///
 /// let bot = SessionControllerIdentity::new(ControllerKind::Provider, "bot-1").with_model("gpt-x");
 /// let value = bot.to_value();
@@ -164,6 +164,70 @@ pub fn validate_controller(value: &Value, path: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// `policy.evaluation.kind`: how a session's result is evaluated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EvaluationKind {
+    /// Not evaluated.
+    None,
+    /// Practice evaluation (an optional evaluator).
+    Practice,
+    /// An official benchmark evaluation (benchmark id, version, manifest digest).
+    Official,
+}
+
+impl EvaluationKind {
+    /// The wire name (`none`, `practice`, `official`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EvaluationKind::None => "none",
+            EvaluationKind::Practice => "practice",
+            EvaluationKind::Official => "official",
+        }
+    }
+
+    /// The kind with wire name `text`.
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "none" => EvaluationKind::None,
+            "practice" => EvaluationKind::Practice,
+            "official" => EvaluationKind::Official,
+            _ => return None,
+        })
+    }
+}
+
+/// `policy.evidence.kind`: what evidence a finalized session keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EvidenceKind {
+    /// No evidence.
+    None,
+    /// The replay.
+    Replay,
+    /// The replay plus verification material (attach receipts, verifier reference).
+    Verification,
+}
+
+impl EvidenceKind {
+    /// The wire name (`none`, `replay`, `verification`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EvidenceKind::None => "none",
+            EvidenceKind::Replay => "replay",
+            EvidenceKind::Verification => "verification",
+        }
+    }
+
+    /// The kind with wire name `text`.
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "none" => EvidenceKind::None,
+            "replay" => EvidenceKind::Replay,
+            "verification" => EvidenceKind::Verification,
+            _ => return None,
+        })
+    }
+}
+
 /// A validated session policy. The canonical JSON is what the host pins.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionPolicy {
@@ -185,10 +249,11 @@ impl SessionPolicy {
         let field = |key: &str| map.get(key).ok_or_else(|| format!("policy.{key} is required"));
 
         let evaluation = object(field("evaluation")?, "policy.evaluation")?;
-        match kind(evaluation, "policy.evaluation")? {
-            "none" => only_keys(evaluation, "policy.evaluation", &["kind"])?,
-            "practice" => only_keys(evaluation, "policy.evaluation", &["kind", "evaluator"])?,
-            "official" => {
+        let evaluation_kind = kind(evaluation, "policy.evaluation")?;
+        match EvaluationKind::parse(evaluation_kind) {
+            Some(EvaluationKind::None) => only_keys(evaluation, "policy.evaluation", &["kind"])?,
+            Some(EvaluationKind::Practice) => only_keys(evaluation, "policy.evaluation", &["kind", "evaluator"])?,
+            Some(EvaluationKind::Official) => {
                 only_keys(
                     evaluation,
                     "policy.evaluation",
@@ -198,7 +263,9 @@ impl SessionPolicy {
                 non_blank(evaluation, "benchmarkVersion", "policy.evaluation")?;
                 non_blank(evaluation, "manifestDigest", "policy.evaluation")?;
             }
-            other => return Err(format!("policy.evaluation.kind {other:?} is not none, practice or official")),
+            None => {
+                return Err(format!("policy.evaluation.kind {evaluation_kind:?} is not none, practice or official"));
+            }
         }
 
         let durability = object(field("durability")?, "policy.durability")?;
@@ -216,9 +283,10 @@ impl SessionPolicy {
         }
 
         let evidence = object(field("evidence")?, "policy.evidence")?;
-        match kind(evidence, "policy.evidence")? {
-            "none" | "replay" => only_keys(evidence, "policy.evidence", &["kind"])?,
-            "verification" => {
+        let evidence_kind = kind(evidence, "policy.evidence")?;
+        match EvidenceKind::parse(evidence_kind) {
+            Some(EvidenceKind::None | EvidenceKind::Replay) => only_keys(evidence, "policy.evidence", &["kind"])?,
+            Some(EvidenceKind::Verification) => {
                 only_keys(evidence, "policy.evidence", &["kind", "attachReceipts", "verifierReference"])?;
                 if let Some(v) = evidence.get("attachReceipts")
                     && !matches!(v, Value::Bool(_))
@@ -229,7 +297,9 @@ impl SessionPolicy {
                     object(v, "policy.evidence.verifierReference")?;
                 }
             }
-            other => return Err(format!("policy.evidence.kind {other:?} is not none, replay or verification")),
+            None => {
+                return Err(format!("policy.evidence.kind {evidence_kind:?} is not none, replay or verification"));
+            }
         }
 
         let publication = object(field("publication")?, "policy.publication")?;
@@ -281,9 +351,18 @@ impl SessionPolicy {
         self.value.get(key)
     }
 
-    /// `evaluation.kind`: `none`, `practice` or `official`.
-    pub fn evaluation_kind(&self) -> &str {
-        self.section("evaluation").and_then(|e| e.get("kind")).and_then(Value::as_str).unwrap_or("none")
+    /// `evaluation.kind`.
+    pub fn evaluation(&self) -> EvaluationKind {
+        self.section("evaluation")
+            .and_then(|e| e.get("kind"))
+            .and_then(Value::as_str)
+            .and_then(EvaluationKind::parse)
+            .unwrap_or(EvaluationKind::None)
+    }
+
+    /// `evaluation.kind`'s wire name: `none`, `practice` or `official`.
+    pub fn evaluation_kind(&self) -> &'static str {
+        self.evaluation().as_str()
     }
 
     /// `durability.attachable`.
@@ -291,20 +370,29 @@ impl SessionPolicy {
         self.section("durability").and_then(|d| d.get("attachable")).and_then(Value::as_bool).unwrap_or(true)
     }
 
-    /// `evidence.kind`: `none`, `replay` or `verification`.
-    pub fn evidence_kind(&self) -> &str {
-        self.section("evidence").and_then(|e| e.get("kind")).and_then(Value::as_str).unwrap_or("none")
+    /// `evidence.kind`.
+    pub fn evidence(&self) -> EvidenceKind {
+        self.section("evidence")
+            .and_then(|e| e.get("kind"))
+            .and_then(Value::as_str)
+            .and_then(EvidenceKind::parse)
+            .unwrap_or(EvidenceKind::None)
+    }
+
+    /// `evidence.kind`'s wire name: `none`, `replay` or `verification`.
+    pub fn evidence_kind(&self) -> &'static str {
+        self.evidence().as_str()
     }
 
     /// `evidence: {kind: "verification", attachReceipts: true}`.
     pub fn wants_attach_receipts(&self) -> bool {
-        self.evidence_kind() == "verification"
+        self.evidence() == EvidenceKind::Verification
             && self.section("evidence").and_then(|e| e.get("attachReceipts")).and_then(Value::as_bool) == Some(true)
     }
 
     /// Whether finalize results include the replay.
     pub fn includes_replay(&self) -> bool {
-        matches!(self.evidence_kind(), "replay" | "verification")
+        matches!(self.evidence(), EvidenceKind::Replay | EvidenceKind::Verification)
     }
 
     /// `controller`, as JSON.
@@ -338,6 +426,7 @@ mod tests {
         .unwrap();
         assert!(p.wants_attach_receipts());
         assert_eq!(p.evaluation_kind(), "official");
+        assert_eq!((p.evaluation(), p.evidence()), (EvaluationKind::Official, EvidenceKind::Verification));
         assert!(SessionPolicy::host_default().includes_replay());
     }
 
