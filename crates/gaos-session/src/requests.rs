@@ -44,7 +44,7 @@ struct FinalizeBody<'a> {
     extensions: Option<&'a Map>,
 }
 
-/// `SessionAttachRequest`: `{requestId, participantId?, controller?, extensions?}`.
+/// `SessionAttachRequest`: `{requestId, participantId?, controller?, extensions?, lease?}`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AttachRequest {
@@ -59,6 +59,19 @@ pub struct AttachRequest {
     /// Product extensions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub extensions: Option<Map>,
+    /// A controller lease to claim with the attach (lease spec: a
+    /// lease-aware attach); `None` attaches lease-unaware.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lease: Option<LeaseRequest>,
+}
+
+/// `lease` of an attach request: claim the seat's controller lease for
+/// `durationMs` (within the host's bounds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeaseRequest {
+    /// The lease duration in milliseconds.
+    pub duration_ms: u64,
 }
 
 impl AttachRequest {
@@ -139,5 +152,7 @@ mod tests {
             r#"{"controller":{"id":"bot","kind":"local-agent","model":"m"},"participantId":"a","requestId":"r"}"#
         );
         assert_eq!(canonical_json(&FinalizeRequest::with_id("f").to_value("s")), r#"{"requestId":"f"}"#);
+        let leased = AttachRequest { lease: Some(LeaseRequest { duration_ms: 500 }), ..AttachRequest::new("r") };
+        assert_eq!(canonical_json(&leased.to_value()), r#"{"lease":{"durationMs":500},"requestId":"r"}"#);
     }
 }
