@@ -1,4 +1,4 @@
-//! [`RemoteSessionHandle`]: the RFC-018 [`SessionHandle`] over HTTP, with
+//! [`RemoteSessionHandle`]: the RFC-018 [`SessionHandle`](gaos_session::SessionHandle) over HTTP, with
 //! the same envelopes, results, states and errors as the in-process handle
 //! of `gaos-host` (both are [`LifecycleHandle`]s; only the transport
 //! differs).
@@ -152,7 +152,7 @@ impl SessionTransport for RemoteTransport {
     }
 }
 
-/// The remote [`SessionHandle`] (a [`LifecycleHandle`] over [`RemoteTransport`]).
+/// The remote [`SessionHandle`](gaos_session::SessionHandle) (a [`LifecycleHandle`] over [`RemoteTransport`]).
 #[derive(Debug)]
 pub struct RemoteSessionHandle {
     inner: LifecycleHandle<RemoteTransport>,

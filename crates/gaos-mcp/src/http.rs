@@ -11,7 +11,7 @@
 //! `Gaos-Lease-Ms` sets the lease duration of a new claim.
 //!
 //! The seat is driven through the host's own HTTP API over loopback (the
-//! same [`RemoteSeat`] `gaos mcp` uses over stdio), so both transports run
+//! same [`RemoteSeat`](crate::remote::RemoteSeat) `gaos mcp` uses over stdio), so both transports run
 //! one code path and every call passes the host's real authorization.
 
 use std::sync::Arc;

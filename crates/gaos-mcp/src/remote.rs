@@ -17,8 +17,8 @@ use gaos_client::reqwest::{self, Method, StatusCode};
 use gaos_client::{SessionClient, http_client_builder, wire};
 use gaos_json::{Map, Value};
 use gaos_session::{
-    BoxFuture, HandleState, LeaseGrant, LifecycleHandle, Observation, SessionError, SessionHandle, SessionPolicy,
-    SessionTransport,
+    AttachRequest, BoxFuture, HandleState, LeaseGrant, LeaseRequest, LifecycleHandle, Observation, SessionError,
+    SessionHandle, SessionPolicy, SessionTransport,
 };
 
 use crate::seat::SeatSession;
@@ -119,27 +119,25 @@ impl RemoteSeat {
             .build()
             .map_err(session_error)?;
         let transport = RemoteTransport::new(client);
-        let request_id = attach_request_id(&seat);
-        let mut body = Map::new();
-        body.insert("requestId".into(), request_id.clone().into());
-        body.insert("participantId".into(), seat.clone().into());
-        match &lease {
-            LeaseMode::Claim { duration_ms } => {
-                let mut claim = Map::new();
-                claim.insert("durationMs".into(), (*duration_ms).into());
-                body.insert("lease".into(), Value::Object(claim));
-            }
+        let claim = match &lease {
+            LeaseMode::Claim { duration_ms } => Some(LeaseRequest { duration_ms: *duration_ms }),
             // Presenting the handed-over token: the attach takes no new claim.
-            LeaseMode::Adopt { lease_token } => transport.set_lease_token(Some(lease_token.clone()))?,
-        }
+            LeaseMode::Adopt { lease_token } => {
+                transport.set_lease_token(Some(lease_token.clone()))?;
+                None
+            }
+        };
+        let request = AttachRequest {
+            participant_id: Some(seat.clone()),
+            lease: claim,
+            ..AttachRequest::new(attach_request_id(&seat))
+        };
         let path = format!("/v1/sessions/{}/attach", wire::encode_uri_component(&session_id));
         let answer = transport
             .client()
-            .request_json(Method::POST, &path, Some(&Value::Object(body)))
+            .request_json(Method::POST, &path, Some(&request.to_value()))
             .await
             .map_err(session_error)?;
-        let request =
-            wire::AttachRequest { request_id, participant_id: Some(seat.clone()), controller: None, extensions: None };
         let attached = wire::parse_session_attach(&answer.body, &session_id, &request)
             .map_err(|e| SessionError::Protocol(format!("attach answer: {e}")))?;
         match (LeaseGrant::token_in(attached.extensions.as_ref()), &lease) {

@@ -56,7 +56,7 @@ pub use policy::{
     ControllerKind, EvaluationKind, EvidenceKind, SessionControllerIdentity, SessionPolicy, validate_controller,
 };
 pub use receipts::{AttachReceipt, ReceiptBody};
-pub use requests::{AttachRequest, FinalizeRequest, SubmissionCounter, default_submission_id};
+pub use requests::{AttachRequest, FinalizeRequest, LeaseRequest, SubmissionCounter, default_submission_id};
 pub use state::HandleState;
 pub use uri::encode_uri_component;
 

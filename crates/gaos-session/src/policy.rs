@@ -2,12 +2,14 @@
 //! host validates and pins when a session is created.
 
 use gaos_json::{Map, Value, canonical_json, canonical_sha256_hex};
+use serde::Serialize;
 
 /// Controller kinds RFC-018 names.
 pub const CONTROLLER_KINDS: [&str; 5] = ["human", "provider", "cli", "local-agent", "mixed"];
 
 /// `SessionControllerIdentity.kind`: what sort of controller drives a seat.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum ControllerKind {
     /// A person at a UI or terminal.
     Human,
@@ -59,17 +61,20 @@ impl ControllerKind {
 /// assert_eq!(gaos_json::canonical_json(&value), r#"{"id":"bot-1","kind":"provider","model":"gpt-x"}"#);
 /// assert_eq!(SessionControllerIdentity::from_value(&value), Ok(bot));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct SessionControllerIdentity {
     /// What sort of controller this is.
     pub kind: ControllerKind,
     /// A stable, non-blank id of the controller.
     pub id: String,
     /// The provider (e.g. an API vendor), when it matters.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provider: Option<String>,
     /// The model name, for model-driven controllers.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// The controller's version.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
 }
 
@@ -99,15 +104,7 @@ impl SessionControllerIdentity {
 
     /// The JSON object (absent fields omitted).
     pub fn to_value(&self) -> Value {
-        let mut map = Map::new();
-        map.insert("kind".into(), self.kind.as_str().into());
-        map.insert("id".into(), self.id.clone().into());
-        for (key, field) in [("provider", &self.provider), ("model", &self.model), ("version", &self.version)] {
-            if let Some(text) = field {
-                map.insert(key.into(), text.clone().into());
-            }
-        }
-        Value::Object(map)
+        gaos_json::to_value(self).expect("strings are always JSON values")
     }
 
     /// Read and validate an identity object (see [`validate_controller`]).

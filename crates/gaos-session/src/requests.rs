@@ -3,6 +3,7 @@
 //! `submitCommand` (lifecycle spec §2, §4).
 
 use gaos_json::{Map, Value, canonical_json};
+use serde::Serialize;
 
 use crate::error::SessionError;
 use crate::policy::{SessionControllerIdentity, SessionPolicy};
@@ -26,30 +27,51 @@ impl FinalizeRequest {
 
     /// The request body for `session_id` (the default id filled in).
     pub fn to_value(&self, session_id: &str) -> Value {
-        let mut map = Map::new();
         let request_id = self.request_id.clone().unwrap_or_else(|| format!("finalize:{session_id}"));
-        map.insert("requestId".into(), request_id.into());
-        if let Some(metadata) = &self.metadata {
-            map.insert("metadata".into(), Value::Object(metadata.clone()));
-        }
-        if let Some(extensions) = &self.extensions {
-            map.insert("extensions".into(), Value::Object(extensions.clone()));
-        }
-        Value::Object(map)
+        let body = FinalizeBody { request_id, metadata: self.metadata.as_ref(), extensions: self.extensions.as_ref() };
+        gaos_json::to_value(&body).expect("strings and JSON objects are always JSON values")
     }
 }
 
-/// `SessionAttachRequest`: `{requestId, participantId?, controller?, extensions?}`.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// The wire shape of a [`FinalizeRequest`] (its id filled in).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FinalizeBody<'a> {
+    request_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metadata: Option<&'a Map>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    extensions: Option<&'a Map>,
+}
+
+/// `SessionAttachRequest`: `{requestId, participantId?, controller?, extensions?, lease?}`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct AttachRequest {
     /// Idempotency key: the same id at the same revision returns the same receipt.
     pub request_id: String,
     /// The seat to attach (the host checks it against the credentials).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub participant_id: Option<String>,
     /// The controller; must equal the session's pinned controller, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub controller: Option<SessionControllerIdentity>,
     /// Product extensions.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub extensions: Option<Map>,
+    /// A controller lease to claim with the attach (lease spec: a
+    /// lease-aware attach); `None` attaches lease-unaware.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lease: Option<LeaseRequest>,
+}
+
+/// `lease` of an attach request: claim the seat's controller lease for
+/// `durationMs` (within the host's bounds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeaseRequest {
+    /// The lease duration in milliseconds.
+    pub duration_ms: u64,
 }
 
 impl AttachRequest {
@@ -60,18 +82,7 @@ impl AttachRequest {
 
     /// The request body.
     pub fn to_value(&self) -> Value {
-        let mut map = Map::new();
-        map.insert("requestId".into(), self.request_id.clone().into());
-        if let Some(seat) = &self.participant_id {
-            map.insert("participantId".into(), seat.clone().into());
-        }
-        if let Some(controller) = &self.controller {
-            map.insert("controller".into(), controller.to_value());
-        }
-        if let Some(extensions) = &self.extensions {
-            map.insert("extensions".into(), Value::Object(extensions.clone()));
-        }
-        Value::Object(map)
+        gaos_json::to_value(self).expect("strings and JSON objects are always JSON values")
     }
 
     /// Refuse a controller that differs from the policy's (the host would
@@ -129,5 +140,19 @@ mod tests {
         assert_eq!(counter.next_id("a", "s:0"), "a:s:0:0");
         assert_eq!(counter.next_id("a", "s:0"), "a:s:0:1");
         assert_eq!(counter.next_id("a", "s:1"), "a:s:1:0");
+    }
+
+    #[test]
+    fn request_bodies_omit_absent_fields() {
+        let controller = SessionControllerIdentity::new(crate::ControllerKind::LocalAgent, "bot").with_model("m");
+        let attach =
+            AttachRequest { participant_id: Some("a".into()), controller: Some(controller), ..AttachRequest::new("r") };
+        assert_eq!(
+            canonical_json(&attach.to_value()),
+            r#"{"controller":{"id":"bot","kind":"local-agent","model":"m"},"participantId":"a","requestId":"r"}"#
+        );
+        assert_eq!(canonical_json(&FinalizeRequest::with_id("f").to_value("s")), r#"{"requestId":"f"}"#);
+        let leased = AttachRequest { lease: Some(LeaseRequest { duration_ms: 500 }), ..AttachRequest::new("r") };
+        assert_eq!(canonical_json(&leased.to_value()), r#"{"lease":{"durationMs":500},"requestId":"r"}"#);
     }
 }
