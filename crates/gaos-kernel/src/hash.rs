@@ -2,8 +2,9 @@
 //!
 //! The kernel is deterministic and takes no OS randomness, so the std
 //! default (`RandomState`, seeded per process) is not used anywhere in the
-//! crate. FNV-1a 64 with a final avalanche step is fast on the short keys
-//! used here (seat ids, submission ids, salts). It is not collision
+//! crate. A fixed-seed multiply–rotate hash with a final avalanche step is
+//! fast on the short keys used here (seat ids, submission ids, salts). It is
+//! not collision
 //! resistant: every map that decides a verdict compares full keys on a hit,
 //! and the inputs are bounded by `SessionLimits` and the replay size.
 
@@ -23,24 +24,55 @@ pub(crate) struct BuildStableHasher;
 impl BuildHasher for BuildStableHasher {
     type Hasher = StableHasher;
     fn build_hasher(&self) -> StableHasher {
-        StableHasher(FNV_OFFSET)
+        StableHasher(SEED)
     }
 }
 
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+const SEED: u64 = 0xcbf2_9ce4_8422_2325;
+const K: u64 = 0x517c_c1b7_2722_0a95;
 
-/// FNV-1a 64 over the written bytes, finished with the MurmurHash3 `fmix64`
-/// avalanche so the high bits (which hashbrown uses for its control bytes)
-/// depend on every input byte.
+/// Word-at-a-time multiply–rotate mixing (as in rustc's FxHasher), finished
+/// with the MurmurHash3 `fmix64` avalanche so the high bits (which hashbrown
+/// uses for its control bytes) depend on every input byte.
 pub(crate) struct StableHasher(u64);
 
+impl StableHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(K);
+    }
+}
+
 impl Hasher for StableHasher {
+    #[inline]
     fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(FNV_PRIME);
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            self.add(u64::from_le_bytes(chunk.try_into().expect("8-byte chunk")));
         }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut last = [0u8; 8];
+            last[..rest.len()].copy_from_slice(rest);
+            // The length keeps "a" and "a\0" apart.
+            self.add(u64::from_le_bytes(last) ^ ((rest.len() as u64) << 56));
+        }
+    }
+    #[inline]
+    fn write_u8(&mut self, value: u8) {
+        self.add(u64::from(value));
+    }
+    #[inline]
+    fn write_u32(&mut self, value: u32) {
+        self.add(u64::from(value));
+    }
+    #[inline]
+    fn write_u64(&mut self, value: u64) {
+        self.add(value);
+    }
+    #[inline]
+    fn write_usize(&mut self, value: usize) {
+        self.add(value as u64);
     }
     fn finish(&self) -> u64 {
         let mut h = self.0;
@@ -66,16 +98,28 @@ pub(crate) fn new_set<K>() -> StableHashSet<K> {
 mod tests {
     use super::*;
 
+    const PINNED: u64 = 16_320_766_246_291_730_697;
+
+    fn hash(bytes: &[u8]) -> u64 {
+        let mut h = BuildStableHasher.build_hasher();
+        h.write(bytes);
+        h.finish()
+    }
+
     #[test]
     fn the_same_key_hashes_the_same_in_every_process() {
-        // Pinned: a change here changes no output, but it would mean the
-        // hasher is no longer the documented FNV-1a + fmix64.
+        // No per-process seed: the value is a constant.
+        assert_eq!(hash(b"a\0s1"), PINNED);
         assert_eq!(BuildStableHasher.hash_one("a\u{0}s1"), BuildStableHasher.hash_one("a\u{0}s1"));
-        let mut h = BuildStableHasher.build_hasher();
-        h.write(b"");
-        let empty = h.finish();
-        let mut h = BuildStableHasher.build_hasher();
-        h.write(b"a");
-        assert_ne!(empty, h.finish());
+    }
+
+    #[test]
+    fn trailing_bytes_and_lengths_are_told_apart() {
+        let keys: [&[u8]; 6] = [b"", b"a", b"a\0", b"\0a", b"abcdefgh", b"abcdefgh\0"];
+        for (i, x) in keys.iter().enumerate() {
+            for y in &keys[i + 1..] {
+                assert_ne!(hash(x), hash(y), "{x:?} vs {y:?}");
+            }
+        }
     }
 }
