@@ -3,8 +3,6 @@
 //! process and on a host. Test names carry the §12 gate they prove. The
 //! in-process lane of the same gates is `crates/gaos-host/tests/session_handle.rs`.
 
-mod common;
-
 use std::process::Command;
 use std::time::Duration;
 
@@ -20,6 +18,7 @@ use gaos_runner::{
     RunError, RunOptions, RunOutcome, RunPolicy, SessionControllerIdentity, SessionError, SessionHandle, SessionPolicy,
     SessionResult, run_session,
 };
+use gaos_testkit::http;
 use gaos_testkit::server::{TempDir, TestServer};
 
 const GAOS: &str = env!("CARGO_BIN_EXE_gaos");
@@ -78,11 +77,11 @@ async fn play_two(
 /// `(participantId, submissionId)` of the accepted intents, from the operator transcript.
 fn accepted(server: &TestServer, session_id: &str) -> Vec<(String, String)> {
     let response =
-        common::get(&server.base_url, &format!("/v1/sessions/{session_id}/transcript"), Some(&server.operator_token));
+        http::get(&server.base_url, &format!("/v1/sessions/{session_id}/transcript"), Some(&server.operator_token));
     assert_eq!(response.status, 200, "{}", response.text());
     let events: Vec<serde_json::Value> =
         response.text().lines().skip(1).map(|l| serde_json::from_str(l).expect("event")).collect();
-    common::accepted_identities(&events)
+    http::accepted_identities(&events)
 }
 
 fn comparable(result: &SessionResult, session_id: &str) -> (String, Vec<String>) {
@@ -102,7 +101,7 @@ async fn g1_g2_remote_and_in_process_handles_play_the_same_match() {
     assert_eq!(created.handle.binding().revision, 0, "create returns the handle at the durable head");
     assert_eq!(others[0].receipt().expect("receipt").revision, 0, "attach too");
     let (remote, remote_result) = play_two(&created.handle, &others[0], drivers()).await;
-    common::verify_replay(GAOS, server.data_dir(), "remote-hilo", remote_result.replay_text().expect("replay"));
+    http::verify_replay(GAOS, server.data_dir(), "remote-hilo", remote_result.replay_text().expect("replay"));
 
     let dir = TempDir::new("gaos-inproc");
     let host = open_local_host(dir.path(), HostOptions::default()).await.expect("host");
@@ -195,7 +194,7 @@ async fn g5_g6_remote_finalize_is_one_operation_and_exact_retries_return_identic
     let result = created.handle.finalize(request.clone()).await.expect("finalize");
     let from_b = others[0].finalize(request.clone()).await.expect("an exact retry from the other seat");
     assert_eq!(from_b.canonical(), result.canonical());
-    let raw = common::post(
+    let raw = http::post(
         &server.base_url,
         &format!("/v1/sessions/{}/finalize", created.session_id),
         Some(created.credentials.seat("a").expect("a")),
@@ -290,7 +289,7 @@ async fn g10_remote_interrupted_runs_resume_after_a_host_restart_without_duplica
     unique.dedup();
     assert_eq!(unique.len(), 8, "no accepted action is duplicated");
     assert_eq!(result.outcome.get("status"), Some(&Value::from("ended")));
-    common::verify_replay(GAOS, dir.path(), "resumed", result.replay_text().expect("replay"));
+    http::verify_replay(GAOS, dir.path(), "resumed", result.replay_text().expect("replay"));
     // b's first attach (sequence 0), then the two resumes: the chain
     // continues across the restart and still verifies.
     let chain = [others[0].receipt(), a.receipt(), b.receipt()].map(|r| r.expect("receipt"));
@@ -312,7 +311,7 @@ async fn lease_expired_is_renewed_and_the_same_submission_retried_once_over_http
     .await
     .expect("create");
     assert!(created.handle.transport().holds_lease());
-    let moved = common::post(
+    let moved = http::post(
         &server.base_url,
         "/v1/admin/clock",
         Some(&server.operator_token),
@@ -322,7 +321,7 @@ async fn lease_expired_is_renewed_and_the_same_submission_retried_once_over_http
     tokio::time::sleep(Duration::from_millis(50)).await;
     let answer = created.handle.act(json(r#"{"card":0}"#)).await.expect("renewed and retried");
     assert!(answer.is_pending());
-    let response = common::get(
+    let response = http::get(
         &server.base_url,
         &format!("/v1/sessions/{}/transcript", created.session_id),
         Some(&server.operator_token),
@@ -369,7 +368,7 @@ fn gaos_play_runs_in_process_and_on_a_host_with_the_same_outcome() {
     assert_eq!(remote["steps"], local["steps"]);
     for (name, out) in [("play-local", &local_out), ("play-remote", &remote_out)] {
         let replay = std::fs::read_to_string(out).expect("the replay was written");
-        common::verify_replay(GAOS, dir.path(), name, &replay);
+        http::verify_replay(GAOS, dir.path(), name, &replay);
     }
     // Usage errors exit 2 with a message.
     let output =

@@ -4,6 +4,8 @@
 //! `GAOS_SHARED_DIR` overrides the location. A missing pack is a test
 //! failure with a message that says where it was looked for, never a skip.
 
+pub mod fixtures;
+pub mod http;
 pub mod server;
 
 use std::path::{Path, PathBuf};
