@@ -4,14 +4,12 @@
 //! byte-identical before and after each bad request. A second test checks
 //! that no token (nor its SHA-256) ever reaches the server's logs.
 
-mod common;
-
 use std::cell::Cell;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::*;
+use gaos_testkit::http::*;
 use gaos_testkit::server::{TempDir, TestServer};
 use serde_json::{Value, json};
 

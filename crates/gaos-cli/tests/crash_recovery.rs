@@ -9,14 +9,13 @@
 //! The kill schedule is random; its seed is printed and can be replayed with
 //! `GAOS_TEST_SEED=<seed>`.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use common::*;
+use gaos_testkit::fixtures::Rng;
+use gaos_testkit::http::*;
 use gaos_testkit::server::{TempDir, TestServer};
 use serde_json::{Value, json};
 

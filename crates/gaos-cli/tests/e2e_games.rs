@@ -7,12 +7,11 @@
 //! resolved 200), byte-identical retries, and the terminal/finalized
 //! lifecycle extensions.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
 use gaos_kernel::commitment::{CommitmentBinding, commitment_hash};
+use gaos_testkit::fixtures::hilo_deal;
+use gaos_testkit::http::*;
 use gaos_testkit::server::{TempDir, TestServer};
 use serde_json::{Value, json};
 

@@ -8,12 +8,11 @@
 //! chosen so that no hand state of bob ever equals one of alice's, so any
 //! appearance of bob's cards under any key is caught.
 
-mod common;
-
 use std::ops::RangeInclusive;
 use std::time::Duration;
 
-use common::*;
+use gaos_testkit::fixtures::hilo_deal;
+use gaos_testkit::http::*;
 use gaos_testkit::server::TestServer;
 use serde_json::{Value, json};
 

@@ -4,14 +4,13 @@
 //! `revoked` event, every acknowledged act is in the transcript before it,
 //! and afterwards every call answers 410 `revoked`.
 
-mod common;
 mod lease_support;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::*;
+use gaos_testkit::http::*;
 use gaos_testkit::server::TestServer;
 use lease_support::*;
 use serde_json::json;

@@ -8,12 +8,11 @@
 //! The test clock's offset does not survive a restart, so this test uses a
 //! short real lease and a real wait while the server is down.
 
-mod common;
 mod lease_support;
 
 use std::time::Duration;
 
-use common::*;
+use gaos_testkit::http::*;
 use gaos_testkit::server::{TempDir, TestServer};
 use lease_support::*;
 use serde_json::{Value, json};

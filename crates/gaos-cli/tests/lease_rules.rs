@@ -6,10 +6,9 @@
 //! One test per line of §4, plus fencing, lease-unaware callers, the lease
 //! event lane (transcript and stream) and the duration bounds.
 
-mod common;
 mod lease_support;
 
-use common::*;
+use gaos_testkit::http::*;
 use gaos_testkit::server::{TempDir, TestServer};
 use lease_support::*;
 use serde_json::{Value, json};

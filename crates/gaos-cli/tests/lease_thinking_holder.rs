@@ -3,10 +3,9 @@
 //! plays for it, and in ticks cadence the session's scheduler stops while
 //! the seat is lapsed. Time is crossed with the host's test clock.
 
-mod common;
 mod lease_support;
 
-use common::*;
+use gaos_testkit::http::*;
 use gaos_testkit::server::{TempDir, TestServer};
 use lease_support::*;
 use serde_json::{Value, json};

@@ -9,14 +9,14 @@
 //! A missing Python package is a failure that says how to install it, never
 //! a skip: CI installs it in `.ci/run`.
 
-mod common;
 mod lease_support;
 
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use gaos_testkit::fixtures::hilo_deal;
+use gaos_testkit::http::*;
 use gaos_testkit::server::{TempDir, TestServer};
 use lease_support::*;
 use serde_json::{Value, json};

@@ -1,25 +1,24 @@
-//! RFC-018 release-gate tests over HTTP: `RemoteSessionHandle` (gaos-client)
-//! against a real `gaos serve`, driven by `run_session`, and `gaos play` in
-//! process and on a host. Test names carry the §12 gate they prove. The
-//! in-process lane of the same gates is `crates/gaos-host/tests/session_handle.rs`.
-
-mod common;
+//! RFC-018 release gates over HTTP: `RemoteSessionHandle` (gaos-client)
+//! against a real `gaos serve`. The gates are `gaos_testkit::handle_gates`,
+//! the same suite the in-process lane (`crates/gaos-host/tests/session_handle.rs`)
+//! runs; this file says how to reach the host over HTTP, and adds what only
+//! a separate process can show: the same match over HTTP and in process,
+//! and `gaos play` in process and on a host.
 
 use std::process::Command;
-use std::time::Duration;
 
 use gaos_client::SessionClient;
 use gaos_client::handle::{RemoteCreated, RemoteSessionHandle};
 use gaos_host::HostOptions;
 use gaos_host::handle::{InProcessSessionHandle, open_local_host};
 use gaos_json::{Value, canonical_json};
-use gaos_runner::drivers::{RandomDriver, ScriptedDriver};
-use gaos_runner::receipts::verify_typed_receipt_chain;
+use gaos_runner::drivers::RandomDriver;
 use gaos_runner::{
-    AgentDriver, AttachRequest, CancellationToken, ControllerKind, FinalizeMode, FinalizeRequest, HandleState,
-    RunError, RunOptions, RunOutcome, RunPolicy, SessionControllerIdentity, SessionError, SessionHandle, SessionPolicy,
-    SessionResult, run_session,
+    AgentDriver, AttachRequest, FinalizeMode, FinalizeRequest, RunOptions, RunOutcome, RunPolicy, SessionError,
+    SessionHandle, SessionPolicy, SessionResult, run_session,
 };
+use gaos_testkit::handle_gates::{Created, GateHost, SeatTokens, Setup};
+use gaos_testkit::http;
 use gaos_testkit::server::{TempDir, TestServer};
 
 const GAOS: &str = env!("CARGO_BIN_EXE_gaos");
@@ -58,6 +57,130 @@ async fn remote_seats(
     (created, others)
 }
 
+/// A real `gaos serve` (its own data directory), reached over HTTP.
+struct OverHttp {
+    server: TestServer,
+    tokens: SeatTokens,
+}
+
+async fn start(setup: Setup) -> OverHttp {
+    let flags: &[&str] = if setup.test_clock { &["--test-clock"] } else { &[] };
+    OverHttp { server: TestServer::start_with(GAOS, flags), tokens: SeatTokens::default() }
+}
+
+gaos_testkit::handle_gate_tests!(start);
+
+impl OverHttp {
+    fn seat_client(&self, session_id: &str, seat: &str) -> SessionClient {
+        let token = self.tokens.get(session_id, seat);
+        SessionClient::builder(&self.server.base_url).token(&token).participant_id(seat).build().expect("seat client")
+    }
+
+    fn operator_get(&self, path: &str) -> http::Response {
+        let response = http::get(&self.server.base_url, path, Some(&self.server.operator_token));
+        assert_eq!(response.status, 200, "GET {path}: {}", response.text());
+        response
+    }
+}
+
+fn boxed(handle: RemoteSessionHandle) -> Box<dyn SessionHandle> {
+    Box::new(handle)
+}
+
+/// A gaos-json value as the raw client's JSON.
+fn wire(value: &Value) -> serde_json::Value {
+    serde_json::from_str(&canonical_json(value)).expect("JSON")
+}
+
+impl GateHost for OverHttp {
+    async fn create(&self, request: &Value, policy: &SessionPolicy) -> Result<Created, SessionError> {
+        let created = RemoteSessionHandle::create(&operator(&self.server), request, policy).await?;
+        self.tokens.remember(&created.session_id, &created.credentials.seats);
+        let holds_lease = created.handle.transport().holds_lease();
+        Ok(Created {
+            session_id: created.session_id,
+            creator: created.creator,
+            handle: boxed(created.handle),
+            holds_lease,
+        })
+    }
+
+    async fn attach(
+        &self,
+        session_id: &str,
+        seat: &str,
+        request: &AttachRequest,
+        policy: &SessionPolicy,
+    ) -> Result<Box<dyn SessionHandle>, SessionError> {
+        RemoteSessionHandle::attach(self.seat_client(session_id, seat), session_id, request, policy).await.map(boxed)
+    }
+
+    fn adopt(
+        &self,
+        session_id: &str,
+        seat: &str,
+        existing: &Value,
+        policy: &SessionPolicy,
+    ) -> Result<Box<dyn SessionHandle>, SessionError> {
+        RemoteSessionHandle::from_existing(self.seat_client(session_id, seat), existing, policy).map(boxed)
+    }
+
+    async fn attach_raw(&self, session_id: &str, seat: &str, body: &Value) -> Result<(), String> {
+        let token = self.tokens.get(session_id, seat);
+        let path = format!("/v1/sessions/{session_id}/attach");
+        let response = http::post(&self.server.base_url, &path, Some(&token), &wire(body));
+        if response.is_success() { Ok(()) } else { Err(response.code().unwrap_or_else(|| response.text())) }
+    }
+
+    async fn finalize_raw(&self, session_id: &str, body: &Value) -> String {
+        let path = format!("/v1/sessions/{session_id}/finalize");
+        let response = http::post(&self.server.base_url, &path, Some(&self.server.operator_token), &wire(body));
+        assert_eq!(response.status, 200, "{}", response.text());
+        response.text()
+    }
+
+    async fn transcript(&self, session_id: &str) -> Vec<Value> {
+        let text = self.operator_get(&format!("/v1/sessions/{session_id}/transcript")).text();
+        text.lines().map(|line| gaos_json::parse(line).expect("transcript line")).collect()
+    }
+
+    async fn session_status(&self, session_id: &str) -> String {
+        let listed = self.operator_get("/v1/sessions").json();
+        let rows = listed["sessions"].as_array().expect("a session list");
+        let row = rows.iter().find(|r| r["id"] == session_id).expect("the session's row");
+        row["status"].as_str().expect("status").to_owned()
+    }
+
+    async fn advance_clock(&self, ms: i64) {
+        let moved = http::post(
+            &self.server.base_url,
+            "/v1/admin/clock",
+            Some(&self.server.operator_token),
+            &serde_json::json!({"advanceMs": ms}),
+        );
+        assert_eq!(moved.status, 200, "{}", moved.text());
+    }
+
+    async fn live_sessions(&self) -> u64 {
+        let text = self.operator_get("/metrics").text();
+        let line = text.lines().find(|l| l.starts_with("gaos_live_sessions ")).expect("gaos_live_sessions");
+        line["gaos_live_sessions ".len()..].trim().parse().expect("a count")
+    }
+
+    async fn restart(&mut self) {
+        // A new process on the same data directory (and a new port).
+        self.server.restart();
+    }
+
+    fn has_change_feed(&self) -> bool {
+        false
+    }
+
+    fn verify_replay(&self, name: &str, replay: &str) {
+        http::verify_replay(GAOS, self.server.data_dir(), name, replay);
+    }
+}
+
 /// Run two seats concurrently (caller finalization), then finalize once.
 async fn play_two(
     first: &dyn SessionHandle,
@@ -78,11 +201,11 @@ async fn play_two(
 /// `(participantId, submissionId)` of the accepted intents, from the operator transcript.
 fn accepted(server: &TestServer, session_id: &str) -> Vec<(String, String)> {
     let response =
-        common::get(&server.base_url, &format!("/v1/sessions/{session_id}/transcript"), Some(&server.operator_token));
+        http::get(&server.base_url, &format!("/v1/sessions/{session_id}/transcript"), Some(&server.operator_token));
     assert_eq!(response.status, 200, "{}", response.text());
     let events: Vec<serde_json::Value> =
         response.text().lines().skip(1).map(|l| serde_json::from_str(l).expect("event")).collect();
-    common::accepted_identities(&events)
+    http::accepted_identities(&events)
 }
 
 fn comparable(result: &SessionResult, session_id: &str) -> (String, Vec<String>) {
@@ -102,7 +225,7 @@ async fn g1_g2_remote_and_in_process_handles_play_the_same_match() {
     assert_eq!(created.handle.binding().revision, 0, "create returns the handle at the durable head");
     assert_eq!(others[0].receipt().expect("receipt").revision, 0, "attach too");
     let (remote, remote_result) = play_two(&created.handle, &others[0], drivers()).await;
-    common::verify_replay(GAOS, server.data_dir(), "remote-hilo", remote_result.replay_text().expect("replay"));
+    http::verify_replay(GAOS, server.data_dir(), "remote-hilo", remote_result.replay_text().expect("replay"));
 
     let dir = TempDir::new("gaos-inproc");
     let host = open_local_host(dir.path(), HostOptions::default()).await.expect("host");
@@ -127,209 +250,6 @@ async fn g1_g2_remote_and_in_process_handles_play_the_same_match() {
         "the same outcome and replay over HTTP and in process"
     );
     assert_eq!(accepted(&server, &created.session_id).len(), 6);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn g3_g4_remote_attach_is_idempotent_verifies_its_chain_and_keeps_the_pinned_identity() {
-    let server = TestServer::start(GAOS);
-    let controller = SessionControllerIdentity::new(ControllerKind::Provider, "bot").with_model("m-1");
-    let policy = verification_policy().with_controller(&controller);
-    let (created, others) = remote_seats(
-        &server,
-        r#"{"game":"conformance/hilo","seed":2,"participantId":"alice"}"#,
-        &policy,
-        &["alice", "bob"],
-    )
-    .await;
-    let id = created.session_id.clone();
-    let attach = |seat: &str, request: AttachRequest, policy: SessionPolicy| {
-        let client = created.seat_client(seat).expect("client");
-        let id = id.clone();
-        async move { RemoteSessionHandle::attach(client, &id, &request, &policy).await }
-    };
-    let with_controller = AttachRequest { controller: Some(controller.clone()), ..AttachRequest::new("alice-1") };
-    let first = attach("alice", with_controller.clone(), policy.clone()).await.expect("attach");
-    let retry = attach("alice", with_controller.clone(), policy.clone()).await.expect("exact retry");
-    assert_eq!(first.receipt(), retry.receipt(), "an exact retry returns the identical receipt");
-    first.act(json(r#"{"card":0}"#)).await.expect("alice");
-    others[0].act(json(r#"{"card":0}"#)).await.expect("bob");
-    let reused = attach("alice", with_controller, policy.clone()).await;
-    assert_eq!(
-        reused.err().as_ref().and_then(SessionError::code),
-        Some("attach_request_reused"),
-        "no replay of an old head"
-    );
-    let later = attach("bob", AttachRequest::new("bob-2"), policy.clone()).await.expect("attach");
-    let chain = [others[0].receipt(), first.receipt(), later.receipt()].map(|r| r.expect("receipt"));
-    let verified = verify_typed_receipt_chain(&chain);
-    assert!(verified.valid, "{:?}", verified.problems);
-    assert_eq!(later.receipt().expect("receipt").revision, later.binding().revision);
-
-    let swapped = AttachRequest {
-        controller: Some(SessionControllerIdentity::new(ControllerKind::Human, "someone")),
-        ..AttachRequest::new("swap")
-    };
-    let refused = attach("bob", swapped, SessionPolicy::host_default()).await;
-    assert_eq!(refused.err().as_ref().and_then(SessionError::code), Some("controller_mismatch"));
-    assert_eq!(accepted(&server, &id).len(), 2, "attaches never add or remove gameplay");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn g5_g6_remote_finalize_is_one_operation_and_exact_retries_return_identical_bytes() {
-    let server = TestServer::start(GAOS);
-    let policy = SessionPolicy::host_default();
-    let (created, others) = remote_seats(
-        &server,
-        r#"{"game":"conformance/counter","level":{"rounds":1},"participantId":"a"}"#,
-        &policy,
-        &["a", "b"],
-    )
-    .await;
-    let early = created.handle.finalize(FinalizeRequest::default()).await;
-    assert_eq!(early.err().as_ref().and_then(SessionError::code), Some("not_terminal"));
-    created.handle.act(json(r#"{"n":1}"#)).await.expect("a");
-    others[0].act(json(r#"{"n":2}"#)).await.expect("b");
-    assert_eq!(created.handle.observe().await.expect("observe").finalization_status(), Some("terminal"));
-    assert_eq!(created.handle.state(), HandleState::Terminal);
-    let request = FinalizeRequest::with_id("fin-remote");
-    let result = created.handle.finalize(request.clone()).await.expect("finalize");
-    let from_b = others[0].finalize(request.clone()).await.expect("an exact retry from the other seat");
-    assert_eq!(from_b.canonical(), result.canonical());
-    let raw = common::post(
-        &server.base_url,
-        &format!("/v1/sessions/{}/finalize", created.session_id),
-        Some(created.credentials.seat("a").expect("a")),
-        &serde_json::json!({"requestId": "fin-remote"}),
-    );
-    assert_eq!(raw.status, 200);
-    assert_eq!(raw.text(), result.canonical(), "the host's bytes, byte for byte");
-    let late = others[0].act(json(r#"{"n":1}"#)).await;
-    assert!(late.is_err(), "no gameplay after finalize");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn g9_remote_close_is_local() {
-    let server = TestServer::start(GAOS);
-    let policy = SessionPolicy::host_default();
-    let (created, others) = remote_seats(
-        &server,
-        r#"{"game":"conformance/hilo","seed":4,"participantId":"alice"}"#,
-        &policy,
-        &["alice", "bob"],
-    )
-    .await;
-    created.handle.act(json(r#"{"card":1}"#)).await.expect("alice");
-    let before = accepted(&server, &created.session_id);
-    created.handle.close();
-    others[0].close();
-    assert_eq!(accepted(&server, &created.session_id), before);
-    let listed =
-        operator(&server).request_json(gaos_client::reqwest::Method::GET, "/v1/sessions", None).await.expect("list");
-    let row = listed.body.get("sessions").and_then(Value::as_array).and_then(|s| s.first()).cloned().expect("a row");
-    assert_eq!(row.get("status"), Some(&Value::from("active")), "closing neither finalizes nor abandons");
-    let bob = RemoteSessionHandle::attach(
-        created.seat_client("bob").expect("client"),
-        &created.session_id,
-        &AttachRequest::new("bob-after-close"),
-        &policy,
-    )
-    .await
-    .expect("attach");
-    assert!(!bob.act(json(r#"{"card":0}"#)).await.expect("bob").is_pending(), "bob completes the window");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn g10_remote_interrupted_runs_resume_after_a_host_restart_without_duplicate_actions() {
-    let dir = TempDir::new("gaos-resume");
-    let mut server = TestServer::start_in(GAOS, dir.path(), &[]);
-    let policy = verification_policy();
-    let (created, others) = remote_seats(
-        &server,
-        r#"{"game":"conformance/counter","level":{"rounds":4},"participantId":"a"}"#,
-        &policy,
-        &["a", "b"],
-    )
-    .await;
-    let id = created.session_id.clone();
-    let moves = |ns: &[u32]| ScriptedDriver::new(ns.iter().map(|n| json(&format!(r#"{{"n":{n}}}"#))).collect());
-    // Both seats play two rounds, then both processes stop (cancelled runs).
-    let policy_caller = RunPolicy { finalize: FinalizeMode::Caller, ..RunPolicy::default() };
-    let cancel = CancellationToken::new();
-    let (mut a1, mut b1) = (moves(&[1, 2]), moves(&[3, 3]));
-    let (ra, rb) = tokio::join!(
-        run_session(&created.handle, &mut a1, RunOptions::new(policy_caller).cancel(cancel.clone())),
-        run_session(&others[0], &mut b1, RunOptions::new(policy_caller).cancel(cancel.clone())),
-    );
-    for run in [ra, rb] {
-        let error = run.expect_err("each script runs out after two rounds");
-        assert!(matches!(error, RunError::Driver { .. }), "{error}");
-    }
-    created.handle.close();
-    others[0].close();
-    assert_eq!(accepted(&server, &id).len(), 4);
-
-    // The host restarts (a new port); the seats attach at the durable head and continue.
-    server.restart();
-    let reattach = |seat: &str, request_id: &str| {
-        let client = SessionClient::builder(&server.base_url)
-            .token(created.credentials.seat(seat).expect("token"))
-            .participant_id(seat)
-            .build()
-            .expect("client");
-        let (id, policy, request) = (id.clone(), policy.clone(), AttachRequest::new(request_id));
-        async move { RemoteSessionHandle::attach(client, &id, &request, &policy).await.expect("attach") }
-    };
-    let (a, b) = (reattach("a", "a-resume").await, reattach("b", "b-resume").await);
-    assert_eq!(a.binding().revision, b.binding().revision, "both land at the same durable head");
-    let (outcomes, result) = play_two(&a, &b, [Box::new(moves(&[3, 0])), Box::new(moves(&[1, 1]))]).await;
-    assert_eq!(outcomes.iter().map(|o| o.decisions.len()).sum::<usize>(), 4);
-    let ids = accepted(&server, &id);
-    assert_eq!(ids.len(), 8, "4 rounds × 2 seats: {ids:?}");
-    let mut unique = ids.clone();
-    unique.sort();
-    unique.dedup();
-    assert_eq!(unique.len(), 8, "no accepted action is duplicated");
-    assert_eq!(result.outcome.get("status"), Some(&Value::from("ended")));
-    common::verify_replay(GAOS, dir.path(), "resumed", result.replay_text().expect("replay"));
-    // b's first attach (sequence 0), then the two resumes: the chain
-    // continues across the restart and still verifies.
-    let chain = [others[0].receipt(), a.receipt(), b.receipt()].map(|r| r.expect("receipt"));
-    assert_eq!(chain.iter().map(|r| r.sequence).collect::<Vec<_>>(), vec![0, 1, 2]);
-    let verified = verify_typed_receipt_chain(&chain);
-    assert!(verified.valid, "{:?}", verified.problems);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lease_expired_is_renewed_and_the_same_submission_retried_once_over_http() {
-    let dir = TempDir::new("gaos-lease-handle");
-    let server = TestServer::start_in(GAOS, dir.path(), &["--test-clock"]);
-    let policy = SessionPolicy::host_default();
-    let created = RemoteSessionHandle::create(
-        &operator(&server),
-        &json(r#"{"game":"conformance/hilo","seed":9,"participantId":"alice","lease":{"durationMs":5000}}"#),
-        &policy,
-    )
-    .await
-    .expect("create");
-    assert!(created.handle.transport().holds_lease());
-    let moved = common::post(
-        &server.base_url,
-        "/v1/admin/clock",
-        Some(&server.operator_token),
-        &serde_json::json!({"advanceMs": 6000}),
-    );
-    assert_eq!(moved.status, 200, "{}", moved.text());
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    let answer = created.handle.act(json(r#"{"card":0}"#)).await.expect("renewed and retried");
-    assert!(answer.is_pending());
-    let response = common::get(
-        &server.base_url,
-        &format!("/v1/sessions/{}/transcript", created.session_id),
-        Some(&server.operator_token),
-    );
-    let text = response.text();
-    assert!(text.contains("\"lease_expired\"") && text.contains("\"lease_renewed\""), "{text}");
-    assert_eq!(accepted(&server, &created.session_id).len(), 1, "accepted exactly once");
 }
 
 fn gaos_play(args: &[&str]) -> (serde_json::Value, String) {
@@ -369,7 +289,7 @@ fn gaos_play_runs_in_process_and_on_a_host_with_the_same_outcome() {
     assert_eq!(remote["steps"], local["steps"]);
     for (name, out) in [("play-local", &local_out), ("play-remote", &remote_out)] {
         let replay = std::fs::read_to_string(out).expect("the replay was written");
-        common::verify_replay(GAOS, dir.path(), name, &replay);
+        http::verify_replay(GAOS, dir.path(), name, &replay);
     }
     // Usage errors exit 2 with a message.
     let output =

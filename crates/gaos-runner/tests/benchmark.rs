@@ -504,11 +504,92 @@ fn benchmarks_run_through_run_session() {
     });
 }
 
+/// The code (comments and doc comments dropped) of every source file of
+/// the runner's benchmark module, by path relative to `src/`.
+fn benchmark_sources() -> Vec<(String, String)> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display())) {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = vec![src.join("benchmark.rs")];
+    walk(&src.join("benchmark"), &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+            let code: Vec<&str> = text.lines().filter(|l| !l.trim_start().starts_with("//")).collect();
+            (path.strip_prefix(&src).expect("under src").display().to_string(), code.join("\n"))
+        })
+        .collect()
+}
+
+/// What a benchmark source file does that breaks ARCHITECTURE.md's
+/// "every benchmark episode runs through a SessionHandle and run_session;
+/// the orchestrator never talks to a host or a game directly".
+fn benchmark_session_violations(sources: &[(String, String)]) -> Vec<String> {
+    // A handle or transport of the benchmark's own: a second live-session type.
+    let own_session_type = ["SessionHandle for", "SessionTransport for", "LifecycleHandle", "forward_session_handle!"];
+    // The orchestrator reaching past the handle: the host, the game, the kernel,
+    // or the handle's own moves (run_session makes those).
+    let past_the_handle = [
+        "EpisodeHost",
+        "gaos_kernel",
+        "gaos_games",
+        "dyn Game",
+        ".transport(",
+        ".act(",
+        ".observe(",
+        ".wait_for_change(",
+    ];
+    let mut problems = Vec::new();
+    for (path, code) in sources {
+        for needle in own_session_type {
+            if code.contains(needle) {
+                problems.push(format!("{path}: `{needle}`: benchmarks add no live-session type of their own"));
+            }
+        }
+        if path.ends_with("orchestrate.rs") {
+            for needle in past_the_handle {
+                if code.contains(needle) {
+                    problems.push(format!("{path}: `{needle}`: the orchestrator talks to a host or a game directly"));
+                }
+            }
+            if !code.contains("run_session(") {
+                problems.push(format!("{path}: episodes do not run through run_session"));
+            }
+        }
+    }
+    problems
+}
+
 #[test]
 fn no_benchmark_specific_live_session_type_exists() {
-    // The factory hands out the one handle trait object (here a
+    let sources = benchmark_sources();
+    assert!(
+        sources.iter().any(|(path, _)| path.ends_with("orchestrate.rs")),
+        "the orchestrator was found: {sources:?}"
+    );
+    let problems = benchmark_session_violations(&sources);
+    assert!(problems.is_empty(), "{problems:#?}");
+    // The scan itself sees what it looks for: a benchmark file with its own
+    // handle, and an orchestrator that acts on a handle, are reported.
+    let planted = vec![
+        ("benchmark/extra.rs".to_owned(), "impl SessionHandle for EpisodeHandle {}".to_owned()),
+        ("benchmark/orchestrate.rs".to_owned(), "handle.act(command).await; run_session(h, d, o)".to_owned()),
+    ];
+    assert_eq!(benchmark_session_violations(&planted).len(), 2);
+
+    // At run time the factory hands out the one handle trait object (here a
     // LifecycleHandle, the same state machine in-process and HTTP handles
-    // use) and the one driver trait object; there is nothing else to run.
+    // use) and the one driver trait object, which run_session drives to the end.
     fn seat_parts(seat: EpisodeSeat) -> (Box<dyn SessionHandle>, Box<dyn gaos_runner::AgentDriver>) {
         (seat.handle, seat.driver)
     }
@@ -518,7 +599,6 @@ fn no_benchmark_specific_live_session_type_exists() {
         let plan = plan_episodes(&toy_manifest());
         let session = factory.create_episode(&plan[0]).await.expect("creates");
         let (handle, mut driver) = seat_parts(session.seats.into_iter().next().expect("one seat"));
-        // The handle is an ordinary SessionHandle: run_session drives it to the end.
         let outcome = gaos_runner::run_session(handle.as_ref(), driver.as_mut(), gaos_runner::RunOptions::default())
             .await
             .expect("runs");

@@ -3,7 +3,7 @@
 //! the `gaos.lease` extension events of a transcript, and the gameplay part
 //! of a replay (everything but the non-gameplay extension lane).
 //!
-//! Built on the shared HTTP helpers of `tests/common`.
+//! Built on the shared HTTP helpers of `gaos_testkit::http`.
 
 #![allow(dead_code)] // each test binary uses a different subset
 
@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::*;
+use gaos_testkit::http::*;
 
 /// The lane every lease event is recorded on.
 pub const LEASE_LANE: &str = "gaos.lease";
