@@ -43,7 +43,7 @@ use gaos_runner::receipts::AttachReceipt;
 use gaos_runner::{Observation, SessionError, SessionPolicy};
 use tokio::sync::broadcast;
 
-use crate::actor::Answer;
+use crate::answers::Answer;
 use crate::auth::{Caller, token_hash};
 use crate::envelope::{EXT_CREDENTIALS, EXT_LEASE};
 use crate::error::HostError;

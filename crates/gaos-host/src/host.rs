@@ -10,9 +10,8 @@ use gaos_json::{Map, Value, hex_encode};
 use gaos_kernel::{SessionEvent, SessionKernel};
 use tokio::sync::OnceCell;
 
-use crate::actor::{
-    ActorHandle, ActorInit, Answer, Command, SessionActor, SessionSummary, Subscription, revoked_error,
-};
+use crate::actor::{ActorHandle, ActorInit, Command, SessionActor, SessionSummary, Subscription};
+use crate::answers::Answer;
 use crate::auth::{Caller, Credentials, new_token, token_hash};
 use crate::clock::HostClock;
 use crate::config::{LeaseBounds, SessionConfig, parse_create};
@@ -259,7 +258,7 @@ impl Host {
             None => LeaseBook::default(),
         };
         if record.status == SessionStatus::Revoked {
-            return Err(revoked_error(leases.revoked.as_deref().unwrap_or("revoked")));
+            return Err(HostError::revoked(leases.revoked.as_deref().unwrap_or("revoked")));
         }
         let config_value = gaos_json::parse(&record.config)
             .map_err(|e| HostError::internal(format!("stored config of {id} is not JSON: {e}")))?;

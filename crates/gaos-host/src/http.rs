@@ -19,7 +19,8 @@ use gaos_json::Value;
 use http_body_util::BodyExt;
 use tokio::sync::broadcast;
 
-use crate::actor::{Answer, StreamItem};
+use crate::actor::StreamItem;
+use crate::answers::Answer;
 use crate::auth::{Caller, bearer};
 use crate::error::HostError;
 use crate::host::Host;

@@ -19,6 +19,7 @@
 //! ```
 
 pub mod actor;
+pub(crate) mod answers;
 pub mod auth;
 pub mod bench;
 pub mod clock;
@@ -31,10 +32,13 @@ pub mod http;
 pub mod lease;
 pub mod metrics;
 pub mod openapi;
+pub(crate) mod receipts;
+pub(crate) mod schedule;
 pub mod serve;
 pub mod sqlite;
 pub mod store;
 pub mod writer;
 
+pub use answers::Answer;
 pub use error::HostError;
 pub use host::{Host, HostOptions};

@@ -15,8 +15,8 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::store::{
-    CredentialRecord, SessionRecord, SessionStatus, StoreError, StoreReader, StoreWriter, StoredAnswer, StoredEvent,
-    WriteBatch, WriteOp,
+    AnswerKind, CredentialRecord, SessionRecord, SessionStatus, StoreError, StoreReader, StoreWriter, StoredAnswer,
+    StoredEvent, WriteBatch, WriteOp,
 };
 
 const SCHEMA: &str = "
@@ -328,19 +328,23 @@ fn apply_op(tx: &Connection, op: &WriteOp) -> Result<(), StoreError> {
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 )
                 .and_then(|mut insert| {
-                    insert.execute(params![a.session_id, a.kind, a.key, a.status, a.request, a.body])
+                    insert.execute(params![a.session_id, a.kind.as_str(), a.key, a.status, a.request, a.body])
                 })
                 .map_err(backend)?;
             if n == 0 {
                 let existing: (String, String) = tx
                     .query_row(
                         "SELECT request, body FROM answers WHERE session_id = ?1 AND kind = ?2 AND key = ?3",
-                        params![a.session_id, a.kind, a.key],
+                        params![a.session_id, a.kind.as_str(), a.key],
                         |row| Ok((row.get(0)?, row.get(1)?)),
                     )
                     .map_err(backend)?;
                 if existing != (a.request.clone(), a.body.clone()) {
-                    return Err(StoreError::Conflict(format!("{} answer {} is already stored", a.kind, a.key)));
+                    return Err(StoreError::Conflict(format!(
+                        "{} answer {} is already stored",
+                        a.kind.as_str(),
+                        a.key
+                    )));
                 }
             }
         }
@@ -500,13 +504,13 @@ impl StoreReader for SqliteReader {
         })
     }
 
-    fn load_answer(&self, id: &str, kind: &str, key: &str) -> Result<Option<StoredAnswer>, StoreError> {
+    fn load_answer(&self, id: &str, kind: AnswerKind, key: &str) -> Result<Option<StoredAnswer>, StoreError> {
         self.with(|conn| {
             conn.prepare_cached(
                 "SELECT session_id, kind, key, status, request, body FROM answers
                  WHERE session_id = ?1 AND kind = ?2 AND key = ?3",
             )?
-            .query_row(params![id, kind, key], answer_row)
+            .query_row(params![id, kind.as_str(), key], answer_row)
             .optional()
         })
     }
@@ -542,7 +546,16 @@ impl StoreReader for SqliteReader {
 fn answer_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredAnswer> {
     Ok(StoredAnswer {
         session_id: row.get(0)?,
-        kind: row.get(1)?,
+        kind: {
+            let kind: String = row.get(1)?;
+            AnswerKind::parse(&kind).ok_or_else(|| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    1,
+                    rusqlite::types::Type::Text,
+                    format!("unknown answer kind {kind:?}").into(),
+                )
+            })?
+        },
         key: row.get(2)?,
         status: row.get(3)?,
         request: row.get(4)?,

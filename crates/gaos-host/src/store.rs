@@ -88,12 +88,41 @@ pub struct CredentialRecord {
     pub issued_at_ms: i64,
 }
 
+/// What a stored answer answered; its `as_str` is the `kind` column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AnswerKind {
+    /// `POST .../actions`, keyed by seat and submission id.
+    Act,
+    /// `POST .../attach`, keyed by seat and request id.
+    Attach,
+    /// `POST .../finalize`, one per session.
+    Finalize,
+}
+
+impl AnswerKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnswerKind::Act => "act",
+            AnswerKind::Attach => "attach",
+            AnswerKind::Finalize => "finalize",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "act" => AnswerKind::Act,
+            "attach" => AnswerKind::Attach,
+            "finalize" => AnswerKind::Finalize,
+            _ => return None,
+        })
+    }
+}
+
 /// A stored answer to replay byte for byte (acts, attaches, finalize).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredAnswer {
     pub session_id: String,
-    /// `act`, `attach` or `finalize`.
-    pub kind: String,
+    pub kind: AnswerKind,
     /// Identity of the request within its kind (seat + submission id,
     /// request id, ...).
     pub key: String,
@@ -166,7 +195,7 @@ pub trait StoreReader: Send + Sync {
     /// act answers are many and read one by one with [`StoreReader::load_answer`].
     fn load_answers(&self, id: &str) -> Result<Vec<StoredAnswer>, StoreError>;
     /// One stored answer.
-    fn load_answer(&self, id: &str, kind: &str, key: &str) -> Result<Option<StoredAnswer>, StoreError>;
+    fn load_answer(&self, id: &str, kind: AnswerKind, key: &str) -> Result<Option<StoredAnswer>, StoreError>;
     fn load_credentials(&self) -> Result<Vec<CredentialRecord>, StoreError>;
     fn load_session_state(&self, id: &str) -> Result<Vec<(String, String)>, StoreError>;
 }
