@@ -10,7 +10,7 @@ use axum::http::HeaderMap;
 use gaos_json::{hex_encode, sha256_hex};
 
 use crate::error::HostError;
-use crate::store::CredentialRecord;
+use crate::store::{CredentialRecord, CredentialRole};
 
 /// Who is calling.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,7 +80,9 @@ impl Credentials {
     /// Drop every seat token of `seat` in `session_id` (reissue).
     pub fn revoke_seat(&self, session_id: &str, seat: &str) {
         if let Ok(mut map) = self.by_hash.write() {
-            map.retain(|_, r| !(r.session_id == session_id && r.role == "seat" && r.seat.as_deref() == Some(seat)));
+            map.retain(|_, r| {
+                !(r.session_id == session_id && r.role == CredentialRole::Seat && r.seat.as_deref() == Some(seat))
+            });
         }
     }
 
@@ -98,8 +100,10 @@ impl Credentials {
         if !constant_time_eq::constant_time_eq(record.token_hash.as_bytes(), hash.as_bytes()) {
             return Err(HostError::unauthorized("unknown or revoked token"));
         }
-        Ok(match (record.role.as_str(), &record.seat) {
-            ("seat", Some(seat)) => Caller::Seat { session_id: record.session_id.clone(), seat: seat.clone() },
+        Ok(match (record.role, &record.seat) {
+            (CredentialRole::Seat, Some(seat)) => {
+                Caller::Seat { session_id: record.session_id.clone(), seat: seat.clone() }
+            }
             _ => Caller::Spectator { session_id: record.session_id.clone() },
         })
     }

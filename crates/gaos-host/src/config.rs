@@ -27,6 +27,14 @@ impl ReceiptMode {
             ReceiptMode::Unlinked => "unlinked",
         }
     }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "chained" => ReceiptMode::Chained,
+            "unlinked" => ReceiptMode::Unlinked,
+            _ => return None,
+        })
+    }
 }
 
 /// Everything that defines a session, persisted as canonical JSON.
@@ -119,11 +127,7 @@ impl SessionConfig {
             cadence: value.get("cadence").cloned().ok_or("config.cadence")?,
             limits: value.get("limits").cloned(),
             turn_ms: value.get("timeouts").and_then(|t| t.get("turnMs")).and_then(Value::as_u64),
-            receipts: match value.get("receipts").and_then(Value::as_str) {
-                Some("chained") => Some(ReceiptMode::Chained),
-                Some("unlinked") => Some(ReceiptMode::Unlinked),
-                _ => None,
-            },
+            receipts: value.get("receipts").and_then(Value::as_str).and_then(ReceiptMode::parse),
             policy: value.get("policy").cloned().ok_or("config.policy")?,
             created_at_ms: value.get("createdAt").and_then(Value::as_i64).ok_or("config.createdAt")?,
             lease_ms: value.get("leaseMs").and_then(Value::as_u64),
@@ -337,9 +341,11 @@ pub fn parse_create(
     };
     let receipts = match map.get("receipts") {
         None => None,
-        Some(Value::String(s)) if s == "chained" => Some(ReceiptMode::Chained),
-        Some(Value::String(s)) if s == "unlinked" => Some(ReceiptMode::Unlinked),
-        Some(_) => return Err(bad("receipts must be \"chained\" or \"unlinked\"")),
+        Some(v) => Some(
+            v.as_str()
+                .and_then(ReceiptMode::parse)
+                .ok_or_else(|| bad("receipts must be \"chained\" or \"unlinked\""))?,
+        ),
     };
     let policy = match map.get("policy") {
         None => SessionPolicy::host_default(),

@@ -20,7 +20,8 @@ use crate::error::HostError;
 use crate::lease::{LeaseBook, LeaseOp, Presented};
 use crate::metrics::Metrics;
 use crate::store::{
-    CredentialRecord, SessionRecord, SessionStatus, StoreError, StoreReader, StoreWriter, WriteBatch, WriteOp,
+    CredentialRecord, CredentialRole, SessionRecord, SessionStateKey, SessionStatus, StoreError, StoreReader,
+    StoreWriter, WriteBatch, WriteOp,
 };
 use crate::writer::Writer;
 
@@ -168,7 +169,7 @@ impl Host {
                 blocking(move || reader.load_session_state(&id)).await?
             }
             .into_iter()
-            .find(|(k, _)| k == "leases")
+            .find(|(k, _)| *k == SessionStateKey::Leases)
             .and_then(|(_, v)| LeaseBook::from_json(&v).ok())
             .unwrap_or_default();
             match host.session(&record.id).await {
@@ -187,7 +188,7 @@ impl Host {
                     let ops = vec![
                         WriteOp::SessionState {
                             session_id: record.id.clone(),
-                            key: "leases".into(),
+                            key: SessionStateKey::Leases,
                             value: revoked.to_json(),
                         },
                         WriteOp::SetStatus { session_id: record.id.clone(), status: SessionStatus::Revoked },
@@ -252,7 +253,7 @@ impl Host {
         })
         .await?
         .ok_or_else(|| HostError::unknown_session(id))?;
-        let leases = match state.iter().find(|(k, _)| k == "leases") {
+        let leases = match state.iter().find(|(k, _)| *k == SessionStateKey::Leases) {
             Some((_, text)) => LeaseBook::from_json(text)
                 .map_err(|e| HostError::internal(format!("stored lease state of {id} is unreadable: {e}")))?,
             None => LeaseBook::default(),
@@ -373,7 +374,7 @@ impl Host {
             .map_err(|_| HostError::internal("a fresh session has no claims"))?;
         batch.push(WriteOp::SessionState {
             session_id: session_id.clone(),
-            key: "leases".into(),
+            key: SessionStateKey::Leases,
             value: leases.to_json(),
         });
         let mut lease_ext = Map::new();
@@ -388,7 +389,7 @@ impl Host {
             records.push(CredentialRecord {
                 token_hash: token_hash(&token),
                 session_id: session_id.clone(),
-                role: "seat".into(),
+                role: CredentialRole::Seat,
                 seat: Some(seat.clone()),
                 issued_at_ms: config.created_at_ms,
             });
@@ -398,7 +399,7 @@ impl Host {
         records.push(CredentialRecord {
             token_hash: token_hash(&spectator),
             session_id: session_id.clone(),
-            role: "spectator".into(),
+            role: CredentialRole::Spectator,
             seat: None,
             issued_at_ms: config.created_at_ms,
         });
@@ -622,7 +623,7 @@ impl Host {
         let record = CredentialRecord {
             token_hash: token_hash(&token),
             session_id: id.to_owned(),
-            role: "seat".into(),
+            role: CredentialRole::Seat,
             seat: Some(seat.to_owned()),
             issued_at_ms: self.inner.clock.now_ms(),
         };

@@ -302,35 +302,36 @@ fn reason_of(body: &Value, default: &str) -> Result<String, HostError> {
     }
 }
 
-async fn lease_route(host: Host, headers: HeaderMap, id: String, body: Body, kind: &str) -> Response {
+/// A lease route: `op` makes the route's [`LeaseOp`] from the body.
+async fn lease_route(
+    host: Host,
+    headers: HeaderMap,
+    id: String,
+    body: Body,
+    op: impl FnOnce(&Value) -> Result<LeaseOp, HostError>,
+) -> Response {
     let caller = try_or_respond!(caller(&host, &headers));
     let presented = try_or_respond!(presented(&headers));
     let body = try_or_respond!(read_optional_json(body).await);
-    let op = match kind {
-        "renew" => LeaseOp::Renew,
-        "heartbeat" => LeaseOp::Heartbeat,
-        "resume" => LeaseOp::Resume,
-        "pause" => LeaseOp::Pause(try_or_respond!(reason_of(&body, "paused"))),
-        _ => LeaseOp::Stop(try_or_respond!(reason_of(&body, "stopped"))),
-    };
+    let op = try_or_respond!(op(&body));
     let seat = body.get("seat").and_then(Value::as_str).map(str::to_owned);
     respond(host.lease(&caller, &id, presented, op, seat).await)
 }
 
 async fn renew(State(host): State<Host>, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
-    lease_route(host, headers, id, body, "renew").await
+    lease_route(host, headers, id, body, |_| Ok(LeaseOp::Renew)).await
 }
 async fn heartbeat(State(host): State<Host>, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
-    lease_route(host, headers, id, body, "heartbeat").await
+    lease_route(host, headers, id, body, |_| Ok(LeaseOp::Heartbeat)).await
 }
 async fn pause(State(host): State<Host>, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
-    lease_route(host, headers, id, body, "pause").await
+    lease_route(host, headers, id, body, |body| reason_of(body, "paused").map(LeaseOp::Pause)).await
 }
 async fn resume(State(host): State<Host>, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
-    lease_route(host, headers, id, body, "resume").await
+    lease_route(host, headers, id, body, |_| Ok(LeaseOp::Resume)).await
 }
 async fn stop(State(host): State<Host>, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
-    lease_route(host, headers, id, body, "stop").await
+    lease_route(host, headers, id, body, |body| reason_of(body, "stopped").map(LeaseOp::Stop)).await
 }
 
 async fn lease_info(State(host): State<Host>, headers: HeaderMap, Path(id): Path<String>) -> Response {

@@ -89,7 +89,7 @@ impl SessionActor {
         }
         let mut result = Map::new();
         result.insert("sessionId".into(), self.id.clone().into());
-        result.insert("status".into(), "finalized".into());
+        result.insert("status".into(), SessionStatus::Finalized.as_str().into());
         result.insert("outcome".into(), Value::Object(outcome));
         let replay_digest = sha256_hex(replay.as_bytes());
         if self.policy.includes_replay() {

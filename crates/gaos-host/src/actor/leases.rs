@@ -12,7 +12,7 @@ use crate::answers::Answer;
 use crate::config::requested_lease_ms;
 use crate::error::HostError;
 use crate::lease::{Granted, LeaseError, LeaseEvent, LeaseOp, Presented};
-use crate::store::{SessionStatus, WriteBatch, WriteOp};
+use crate::store::{SessionStateKey, SessionStatus, WriteBatch, WriteOp};
 
 impl SessionActor {
     fn default_lease_ms(&self) -> u64 {
@@ -35,7 +35,11 @@ impl SessionActor {
 
     pub(super) fn lease_op(&mut self) -> WriteOp {
         self.persisted_book = self.leases.clone();
-        WriteOp::SessionState { session_id: self.id.clone(), key: "leases".into(), value: self.leases.to_json() }
+        WriteOp::SessionState {
+            session_id: self.id.clone(),
+            key: SessionStateKey::Leases,
+            value: self.leases.to_json(),
+        }
     }
 
     /// The lease book write, only when it changed beyond a lease slide of
@@ -50,9 +54,8 @@ impl SessionActor {
     /// `gaos.lease` (while the game runs; the kernel takes no extensions once
     /// it ended) together with the lease book, then publish them.
     pub(super) async fn record_lease_events(&mut self, events: Vec<LeaseEvent>) -> Result<(), HostError> {
-        const RECORDED: [&str; 6] = ["lease_expired", "lease_renewed", "paused", "resumed", "takeover", "revoked"];
         let mut wrote_book = false;
-        for event in events.into_iter().filter(|e| RECORDED.contains(&e.kind())) {
+        for event in events.into_iter().filter(|e| e.kind().is_recorded()) {
             let record = Value::Object(event.record.clone());
             if !self.kernel.is_terminal() {
                 match self.kernel.prepare_extension("gaos.lease", &record) {
@@ -191,7 +194,7 @@ impl SessionActor {
         self.publish_lease(&record);
         let mut out = Map::new();
         out.insert("sessionId".into(), self.id.clone().into());
-        out.insert("status".into(), "revoked".into());
+        out.insert("status".into(), SessionStatus::Revoked.as_str().into());
         out.insert("reason".into(), reason.into());
         Ok(Answer::json(200, &Value::Object(out)))
     }
