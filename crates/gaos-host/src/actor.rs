@@ -34,8 +34,8 @@ use crate::lease::LeaseBook;
 use crate::metrics::Metrics;
 use crate::receipts::ReceiptIssuer;
 use crate::schedule::{TickSchedule, TurnClock};
-use crate::store::{AnswerKind, SessionStatus, StoreReader, StoredAnswer};
-use crate::writer::Writer;
+use crate::storage::writer::Writer;
+use crate::storage::{AnswerKind, SessionStatus, StoreReader, StoredAnswer};
 
 pub use mailbox::{ActorHandle, Command, SessionSummary};
 pub use streams::{StreamItem, Subscription};

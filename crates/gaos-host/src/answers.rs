@@ -7,7 +7,7 @@ use std::collections::{HashMap, VecDeque};
 
 use gaos_json::{Value, canonical_json, sha256_hex};
 
-use crate::store::{AnswerKind, StoredAnswer};
+use crate::storage::{AnswerKind, StoredAnswer};
 
 /// A stored or computed answer: status and exact body bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use crate::error::HostError;
 
 /// How attach receipts are issued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReceiptMode {
+pub(crate) enum ReceiptMode {
     /// `previousReceiptDigest` links every receipt to the one before.
     Chained,
     /// No links: each receipt verifies alone (the reference Python client
@@ -39,7 +39,7 @@ impl ReceiptMode {
 
 /// Everything that defines a session, persisted as canonical JSON.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SessionConfig {
+pub(crate) struct SessionConfig {
     pub session_id: String,
     pub game: String,
     pub level_id: String,
@@ -200,7 +200,7 @@ impl LeaseBounds {
 
 /// The duration a create/attach `lease` field asks for: `None` when absent
 /// or `{}` (the host default), the checked `durationMs` otherwise.
-pub fn requested_lease_ms(lease: Option<&Value>, bounds: &LeaseBounds) -> Result<Option<u64>, String> {
+pub(crate) fn requested_lease_ms(lease: Option<&Value>, bounds: &LeaseBounds) -> Result<Option<u64>, String> {
     let Some(lease) = lease else { return Ok(None) };
     let map = lease.as_object().ok_or("lease must be an object like {\"durationMs\": N}")?;
     if let Some(key) = map.keys().find(|k| k.as_str() != "durationMs") {
@@ -216,7 +216,7 @@ pub fn requested_lease_ms(lease: Option<&Value>, bounds: &LeaseBounds) -> Result
 }
 
 /// Parse and validate a create request body against the game registry.
-pub fn parse_create(
+pub(crate) fn parse_create(
     body: &Value,
     game: &Arc<dyn Game>,
     session_id: String,

@@ -1,8 +1,8 @@
 //! Typed host errors: every failure a caller can see has an HTTP status and a
-//! stable `code`, answered as `{"error": message, "code": code}`.
+//! stable `code`, answered as `{"error": message, "code": code}` (the HTTP
+//! layer's `IntoResponse`; in-process handles read status and code directly).
 
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use gaos_json::{Map, Value};
 use gaos_kernel::{ConflictCode, IntentErrorCode, KernelError};
 
@@ -146,11 +146,5 @@ impl From<LeaseError> for HostError {
                 HostError::new(StatusCode::FORBIDDEN, "capability_rejected", message)
             }
         }
-    }
-}
-
-impl IntoResponse for HostError {
-    fn into_response(self) -> Response {
-        crate::http::json_response(self.status, &self.body())
     }
 }

@@ -19,11 +19,11 @@ use crate::envelope::{EXT_CREDENTIALS, EXT_LEASE, EXT_POLICY};
 use crate::error::HostError;
 use crate::lease::{LeaseBook, LeaseOp, Presented};
 use crate::metrics::Metrics;
-use crate::store::{
+use crate::storage::writer::Writer;
+use crate::storage::{
     CredentialRecord, CredentialRole, SessionRecord, SessionStateKey, SessionStatus, StoreError, StoreReader,
     StoreWriter, WriteBatch, WriteOp,
 };
-use crate::writer::Writer;
 
 /// Host-wide settings.
 #[derive(Debug, Clone)]

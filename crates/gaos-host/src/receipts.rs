@@ -7,7 +7,7 @@ use gaos_json::{Map, Value};
 use gaos_runner::receipts::{AttachReceipt, ReceiptBody};
 
 use crate::config::ReceiptMode;
-use crate::store::{AnswerKind, StoredAnswer};
+use crate::storage::{AnswerKind, StoredAnswer};
 
 /// What a receipt attests, besides its place in the chain.
 #[derive(Debug, Clone)]

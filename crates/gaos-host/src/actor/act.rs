@@ -13,7 +13,7 @@ use crate::answers::{Answer, fingerprint, seat_key};
 use crate::envelope::{self, EXT_REJECTIONS, Finalization, Pending};
 use crate::error::{HostError, from_kernel};
 use crate::lease::{LeaseOp, Presented};
-use crate::store::{AnswerKind, StoredAnswer, WriteBatch};
+use crate::storage::{AnswerKind, StoredAnswer, WriteBatch};
 
 /// An act that passed the host's checks, ready for the kernel.
 struct PendingAct {

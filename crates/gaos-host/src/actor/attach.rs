@@ -10,7 +10,7 @@ use crate::envelope::{self, EXT_ATTACH, EXT_LEASE};
 use crate::error::{HostError, from_kernel};
 use crate::lease::{LeaseError, Presented};
 use crate::receipts::{ReceiptFacts, ReceiptIssuer};
-use crate::store::{AnswerKind, SessionStateKey, SessionStatus, WriteBatch, WriteOp};
+use crate::storage::{AnswerKind, SessionStateKey, SessionStatus, WriteBatch, WriteOp};
 
 impl SessionActor {
     /// SHA-256 of `{"cursor","tick","views":{seat: view}}` (seats sorted),

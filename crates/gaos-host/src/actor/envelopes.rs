@@ -7,7 +7,7 @@ use super::SessionActor;
 use crate::answers::{Answer, FINALIZE_KEY};
 use crate::envelope::{self, Finalization, Pending};
 use crate::error::HostError;
-use crate::store::{AnswerKind, SessionStatus};
+use crate::storage::{AnswerKind, SessionStatus};
 
 impl SessionActor {
     pub(super) fn finalization(&self) -> Finalization {

@@ -9,7 +9,7 @@ use gaos_kernel::replay::{FinalizeOptions, finalize_replay};
 use super::SessionActor;
 use crate::answers::{Answer, FINALIZE_KEY, fingerprint};
 use crate::error::HostError;
-use crate::store::{AnswerKind, SessionStatus, WriteBatch, WriteOp};
+use crate::storage::{AnswerKind, SessionStatus, WriteBatch, WriteOp};
 
 impl SessionActor {
     /// Identity permutation covering every `Action N` id in the transcript.

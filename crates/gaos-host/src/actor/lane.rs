@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 use super::SessionActor;
 use crate::answers::Answer;
 use crate::error::HostError;
-use crate::store::{AnswerKind, SessionStatus, StoredAnswer, StoredEvent, WriteBatch, WriteOp};
+use crate::storage::{AnswerKind, SessionStatus, StoredAnswer, StoredEvent, WriteBatch, WriteOp};
 
 /// Running SHA-256 over the persisted events' canonical JSON joined by `\n`
 /// (the `transcriptDigest` of attach receipts), and how many events are

@@ -12,7 +12,7 @@ use crate::answers::Answer;
 use crate::config::requested_lease_ms;
 use crate::error::HostError;
 use crate::lease::{Granted, LeaseError, LeaseEvent, LeaseOp, Presented};
-use crate::store::{SessionStateKey, SessionStatus, WriteBatch, WriteOp};
+use crate::storage::{SessionStateKey, SessionStatus, WriteBatch, WriteOp};
 
 impl SessionActor {
     fn default_lease_ms(&self) -> u64 {

@@ -11,7 +11,7 @@ use super::streams::Subscription;
 use crate::answers::Answer;
 use crate::error::HostError;
 use crate::lease::{LeaseOp, Presented};
-use crate::store::SessionStatus;
+use crate::storage::SessionStatus;
 
 pub(crate) type Reply<T> = oneshot::Sender<Result<T, HostError>>;
 

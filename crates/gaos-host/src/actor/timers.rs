@@ -7,7 +7,7 @@
 use gaos_kernel::TimeoutInput;
 
 use super::SessionActor;
-use crate::store::SessionStatus;
+use crate::storage::SessionStatus;
 
 impl SessionActor {
     /// Bring the timers up to date after anything that may move them.

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::store::{
+use super::store::{
     AnswerKind, CredentialRecord, CredentialRole, SessionRecord, SessionStateKey, SessionStatus, StoreError,
     StoreReader, StoreWriter, StoredAnswer, StoredEvent, WriteBatch, WriteOp,
 };

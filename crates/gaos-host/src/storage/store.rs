@@ -1,8 +1,8 @@
 //! Durable storage behind one interface.
 //!
 //! Writes are [`WriteBatch`]es: each batch is atomic, and batches from many
-//! sessions are group-committed by [`crate::writer::Writer`] (one fsync per
-//! group, not per request). Events are idempotent by event id: writing the
+//! sessions are group-committed by the writer thread (`writer.rs`; one fsync
+//! per group, not per request). Events are idempotent by event id: writing the
 //! same id with the same bytes again is a no-op, with different bytes a
 //! [`StoreError::Conflict`].
 //!
