@@ -39,6 +39,7 @@ pub(crate) mod receipts;
 pub(crate) mod schedule;
 pub mod serve;
 pub mod storage;
+pub(crate) mod wire;
 
 pub use actor::{StreamItem, Subscription};
 pub use answers::Answer;

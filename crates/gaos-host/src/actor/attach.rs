@@ -11,6 +11,7 @@ use crate::error::{HostError, from_kernel};
 use crate::lease::{LeaseError, Presented};
 use crate::receipts::{ReceiptFacts, ReceiptIssuer};
 use crate::storage::{AnswerKind, SessionStateKey, SessionStatus, WriteBatch, WriteOp};
+use crate::wire;
 
 impl SessionActor {
     /// SHA-256 of `{"cursor","tick","views":{seat: view}}` (seats sorted),
@@ -98,7 +99,7 @@ impl SessionActor {
         let duration_ms = self.lease_duration(lease_request)?;
         self.expire_leases().await;
         let now = self.clock.now_ms();
-        let mut lease_ext = Map::new();
+        let mut lease_token = None;
         let current = self.leases.seats.get(seat).and_then(|l| l.current.as_ref());
         // Fencing: an attach that carries an older epoch than the seat's is refused.
         if let (Some(sent), Some(claim)) = (presented.epoch, current)
@@ -122,13 +123,17 @@ impl SessionActor {
             let granted = self.leases.claim(seat, &holder, &token_hash(&token), duration_ms, now)?;
             self.record_lease_events(granted.events).await?;
             self.arm_timers();
-            lease_ext.insert("token".into(), token.into());
+            lease_token = Some(token);
         }
-        if let Some(claim) = self.leases.seats.get(seat).and_then(|l| l.current.as_ref()) {
-            lease_ext.insert("epoch".into(), claim.epoch.into());
-            lease_ext.insert("expiresAt".into(), claim.expires_at.into());
-            lease_ext.insert("durationMs".into(), claim.duration_ms.into());
-        }
+        // A claim was just taken when a token was issued, so the token is
+        // never left without its claim.
+        let lease_ext =
+            self.leases.seats.get(seat).and_then(|l| l.current.as_ref()).map(|claim| wire::LeaseExtension {
+                token: lease_token,
+                epoch: claim.epoch,
+                expires_at: claim.expires_at,
+                duration_ms: claim.duration_ms,
+            });
         let receipt_mode = ReceiptIssuer::mode(self.config.receipts, self.policy.wants_attach_receipts());
         let revision = self.kernel.cursor();
         let mut ext = envelope::base_extensions(&self.id, &self.finalization());
@@ -158,8 +163,8 @@ impl SessionActor {
             issued = Some(receipt.receipt_digest.clone());
             result.insert("receipt".into(), receipt.to_value().map_err(|e| HostError::internal(e.to_string()))?);
         }
-        if !lease_ext.is_empty() {
-            ext.insert(EXT_LEASE.into(), Value::Object(lease_ext));
+        if let Some(lease_ext) = lease_ext {
+            ext.insert(EXT_LEASE.into(), wire::value(&lease_ext));
         }
         result.insert("extensions".into(), Value::Object(ext));
         let answer = Answer::json(200, &Value::Object(result));

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use gaos_json::{Map, Value, canonical_json};
+use gaos_json::{Value, canonical_json};
 
 use super::SessionActor;
 use crate::answers::Answer;
@@ -13,6 +13,7 @@ use crate::config::requested_lease_ms;
 use crate::error::HostError;
 use crate::lease::{Granted, LeaseError, LeaseEvent, LeaseOp, Presented};
 use crate::storage::{SessionStateKey, SessionStatus, WriteBatch, WriteOp};
+use crate::wire;
 
 impl SessionActor {
     fn default_lease_ms(&self) -> u64 {
@@ -192,11 +193,7 @@ impl SessionActor {
             Err(_) => tracing::error!(session = %self.id, "persisting the revocation timed out"),
         }
         self.publish_lease(&record);
-        let mut out = Map::new();
-        out.insert("sessionId".into(), self.id.clone().into());
-        out.insert("status".into(), SessionStatus::Revoked.as_str().into());
-        out.insert("reason".into(), reason.into());
-        Ok(Answer::json(200, &Value::Object(out)))
+        Ok(Answer::json(200, &wire::value(&wire::Revoked::new(&self.id, reason))))
     }
 
     /// Game code failed while resolving: the session is revoked.

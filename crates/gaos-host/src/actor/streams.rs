@@ -4,12 +4,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use gaos_json::{Map, Value, canonical_json};
+use gaos_json::{Value, canonical_json};
 use gaos_kernel::ObservationDelta;
 use tokio::sync::broadcast;
 
 use super::SessionActor;
 use crate::error::HostError;
+use crate::wire;
 
 /// Items a stream buffers for a slow reader before it is told to resync.
 const STREAM_BUFFER: usize = 256;
@@ -84,12 +85,12 @@ impl SessionActor {
     }
 
     fn public_frame(&self) -> String {
-        let mut frame = Map::new();
-        frame.insert("kind".into(), "public".into());
-        frame.insert("transitionRevision".into(), self.kernel.transition_revision().into());
-        frame.insert("tick".into(), self.kernel.tick().into());
-        frame.insert("view".into(), self.kernel.full_view().clone());
-        canonical_json(&Value::Object(frame))
+        canonical_json(&wire::value(&wire::PublicFrame {
+            kind: "public",
+            transition_revision: self.kernel.transition_revision(),
+            tick: self.kernel.tick(),
+            view: self.kernel.full_view(),
+        }))
     }
 
     pub(super) fn publish_lease(&self, record: &Value) {
