@@ -211,18 +211,4 @@ impl SessionActor {
         self.expire_leases().await;
         Ok(Answer::json(200, &self.leases.describe(seat, presented, self.clock.now_ms())))
     }
-
-    /// This session's claims for the restart report: (seat, state, epoch).
-    pub(super) fn reconcile_rows(&self) -> Vec<(String, String, u64)> {
-        let now = self.clock.now_ms();
-        self.leases
-            .seats
-            .iter()
-            .filter_map(|(seat, lease)| {
-                let claim = lease.current.as_ref()?;
-                let state = if now >= claim.expires_at { "expired" } else { "retained" };
-                Some((seat.clone(), state.to_owned(), claim.epoch))
-            })
-            .collect()
-    }
 }

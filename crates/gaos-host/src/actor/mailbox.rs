@@ -67,10 +67,6 @@ pub enum Command {
     },
     /// The (test) clock moved: re-check deadlines now.
     ClockChanged,
-    /// Restart reconciliation report of this session's claims.
-    Reconcile {
-        reply: oneshot::Sender<Vec<(String, String, u64)>>,
-    },
     Finalize {
         body: Value,
         reply: Reply<Answer>,
@@ -193,9 +189,6 @@ impl SessionActor {
             }
             Command::ClockChanged => {
                 self.on_timer().await;
-            }
-            Command::Reconcile { reply } => {
-                let _ = reply.send(self.reconcile_rows());
             }
             Command::Finalize { body, reply } => {
                 let answer = self.finalize(body).await;
