@@ -233,3 +233,52 @@ impl SessionActor {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn act(seat: &str) -> (Command, oneshot::Receiver<Result<Answer, HostError>>) {
+        let (reply, wait) = oneshot::channel();
+        (Command::Act { seat: seat.into(), presented: Presented::default(), body: Value::Null, reply }, wait)
+    }
+
+    fn request(command: Command) -> ActRequest {
+        match command {
+            Command::Act { seat, presented, body, reply } => ActRequest { seat, presented, body, reply },
+            _ => unreachable!("an act"),
+        }
+    }
+
+    #[tokio::test]
+    async fn queued_acts_join_the_batch_up_to_the_first_other_command() {
+        let (tx, mut rx) = mpsc::channel(16);
+        let (first, _w0) = act("a");
+        let (second, _w1) = act("b");
+        let (third, _w2) = act("c");
+        tx.send(second).await.expect("queued");
+        tx.send(Command::ClockChanged).await.expect("queued");
+        tx.send(third).await.expect("queued");
+        let (acts, other) = take_act_batch(&mut rx, request(first)).await;
+        assert_eq!(acts.iter().map(|a| a.seat.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+        assert!(matches!(other, Some(Command::ClockChanged)), "the other command is handed back, not dropped");
+        let third = request(rx.try_recv().expect("the third act"));
+        let (acts, other) = take_act_batch(&mut rx, third).await;
+        assert_eq!((acts.len(), other.is_none()), (1, true));
+    }
+
+    #[tokio::test]
+    async fn a_batch_holds_at_most_act_batch_acts() {
+        let (tx, mut rx) = mpsc::channel(2 * ACT_BATCH);
+        let mut waits = Vec::new();
+        for _ in 0..ACT_BATCH + 5 {
+            let (command, wait) = act("a");
+            tx.send(command).await.expect("queued");
+            waits.push(wait);
+        }
+        let first = request(rx.try_recv().expect("an act"));
+        let (acts, other) = take_act_batch(&mut rx, first).await;
+        assert_eq!((acts.len(), other.is_none()), (ACT_BATCH, true));
+        assert_eq!(rx.len(), 5, "the rest wait for the next batch");
+    }
+}
