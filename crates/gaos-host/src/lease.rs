@@ -139,6 +139,13 @@ impl LeaseEventKind {
     }
 }
 
+/// A kind compares equal to its wire string (`event.kind() == "paused"`).
+impl PartialEq<&str> for LeaseEventKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 /// A lease event to record on the `gaos.lease` extension lane.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LeaseEvent {
@@ -583,5 +590,38 @@ impl LeaseBook {
             out.insert("revokedReason".into(), reason.clone().into());
         }
         Value::Object(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_kinds_are_their_record_strings_and_only_free_claims_go_unrecorded() {
+        let mut book = LeaseBook::default();
+        let taken = book.claim("a", "h", "t1", 1_000, 0).expect("a free seat");
+        let over = book.claim("a", "h2", "t2", 1_000, 5_000).expect("a lapsed claim is taken over");
+        let revoked = book.revoke("stop", "operator").expect("the first revocation");
+        for (event, kind) in [
+            (&taken.events[0], LeaseEventKind::ClaimTaken),
+            (&over.events[0], LeaseEventKind::Takeover),
+            (&revoked, LeaseEventKind::Revoked),
+        ] {
+            assert_eq!(event.kind(), kind);
+            assert_eq!(event.record.get("event").and_then(Value::as_str), Some(kind.as_str()));
+            assert!(event.kind() == kind.as_str());
+        }
+        assert!(!LeaseEventKind::ClaimTaken.is_recorded());
+        for kind in [
+            LeaseEventKind::Takeover,
+            LeaseEventKind::LeaseExpired,
+            LeaseEventKind::LeaseRenewed,
+            LeaseEventKind::Paused,
+            LeaseEventKind::Resumed,
+            LeaseEventKind::Revoked,
+        ] {
+            assert!(kind.is_recorded(), "{}", kind.as_str());
+        }
     }
 }
