@@ -220,7 +220,7 @@ impl Host {
     }
 
     /// The actor of session `id`, rehydrating it from the store on first use.
-    pub async fn session(&self, id: &str) -> Result<ActorHandle, HostError> {
+    pub(crate) async fn session(&self, id: &str) -> Result<ActorHandle, HostError> {
         let existing = self.sessions_read().get(id).cloned();
         let slot = match existing {
             Some(slot) => slot,

@@ -32,7 +32,6 @@ use crate::lease::{LeaseOp, Presented};
 use crate::metrics::Metrics;
 use crate::storage::SessionStatus;
 
-pub use extract::BODY_LIMIT;
 use extract::{JsonBody, OptionalJsonBody, SubmissionBody};
 use response::{json_response, json_text, text};
 

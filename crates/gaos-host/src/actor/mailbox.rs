@@ -15,16 +15,14 @@ use crate::storage::SessionStatus;
 
 pub(crate) type Reply<T> = oneshot::Sender<Result<T, HostError>>;
 
-/// A row of `GET /v1/sessions`.
+/// Where a live session stands, for its row of `GET /v1/sessions` (the
+/// rest of the row comes from the store).
 #[derive(Debug, Clone)]
 pub struct SessionSummary {
-    pub id: String,
-    pub game: String,
     pub status: SessionStatus,
     pub cursor: u64,
     pub tick: u64,
     pub seats: Vec<String>,
-    pub created_at_ms: i64,
 }
 
 /// Messages to a session actor.
@@ -218,13 +216,10 @@ impl SessionActor {
             }
             Command::Summary { reply } => {
                 let _ = reply.send(SessionSummary {
-                    id: self.id.clone(),
-                    game: self.config.game.clone(),
                     status: self.status,
                     cursor: self.kernel.cursor(),
                     tick: self.kernel.tick(),
                     seats: self.config.seats.clone(),
-                    created_at_ms: self.config.created_at_ms,
                 });
             }
             Command::CreatorEnvelope { extensions, reply } => {
