@@ -10,7 +10,7 @@ use axum::http::HeaderMap;
 use gaos_json::{hex_encode, sha256_hex};
 
 use crate::error::HostError;
-use crate::store::CredentialRecord;
+use crate::storage::{CredentialRecord, CredentialRole};
 
 /// Who is calling.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,52 +40,54 @@ impl Caller {
 
 /// A new random token with a recognizable prefix (`gaos_op_`, `gaos_seat_`,
 /// `gaos_spec_`).
-pub fn new_token(prefix: &str) -> String {
+pub(crate) fn new_token(prefix: &str) -> String {
     let bytes: [u8; 32] = rand::random();
     format!("{prefix}{}", hex_encode(&bytes))
 }
 
 /// SHA-256 hex of a token (what is stored).
-pub fn token_hash(token: &str) -> String {
+pub(crate) fn token_hash(token: &str) -> String {
     sha256_hex(token.as_bytes())
 }
 
 /// The bearer token of a request, if any.
-pub fn bearer(headers: &HeaderMap) -> Option<&str> {
+pub(crate) fn bearer(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(axum::http::header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
 }
 
 /// The credential table of the host, by token hash.
-pub struct Credentials {
+pub(crate) struct Credentials {
     operator_hash: String,
     by_hash: RwLock<HashMap<String, CredentialRecord>>,
 }
 
 impl Credentials {
-    pub fn new(operator_token: &str, records: Vec<CredentialRecord>) -> Self {
+    pub(crate) fn new(operator_token: &str, records: Vec<CredentialRecord>) -> Self {
         Credentials {
             operator_hash: token_hash(operator_token),
             by_hash: RwLock::new(records.into_iter().map(|r| (r.token_hash.clone(), r)).collect()),
         }
     }
 
-    pub fn insert(&self, record: CredentialRecord) {
+    pub(crate) fn insert(&self, record: CredentialRecord) {
         if let Ok(mut map) = self.by_hash.write() {
             map.insert(record.token_hash.clone(), record);
         }
     }
 
     /// Drop every seat token of `seat` in `session_id` (reissue).
-    pub fn revoke_seat(&self, session_id: &str, seat: &str) {
+    pub(crate) fn revoke_seat(&self, session_id: &str, seat: &str) {
         if let Ok(mut map) = self.by_hash.write() {
-            map.retain(|_, r| !(r.session_id == session_id && r.role == "seat" && r.seat.as_deref() == Some(seat)));
+            map.retain(|_, r| {
+                !(r.session_id == session_id && r.role == CredentialRole::Seat && r.seat.as_deref() == Some(seat))
+            });
         }
     }
 
     /// Resolve a bearer token; `None` when absent or unknown.
-    pub fn resolve(&self, token: Option<&str>) -> Result<Caller, HostError> {
+    pub(crate) fn resolve(&self, token: Option<&str>) -> Result<Caller, HostError> {
         let token =
             token.ok_or_else(|| HostError::unauthorized("missing bearer token (Authorization: Bearer <token>)"))?;
         let hash = token_hash(token);
@@ -98,8 +100,10 @@ impl Credentials {
         if !constant_time_eq::constant_time_eq(record.token_hash.as_bytes(), hash.as_bytes()) {
             return Err(HostError::unauthorized("unknown or revoked token"));
         }
-        Ok(match (record.role.as_str(), &record.seat) {
-            ("seat", Some(seat)) => Caller::Seat { session_id: record.session_id.clone(), seat: seat.clone() },
+        Ok(match (record.role, &record.seat) {
+            (CredentialRole::Seat, Some(seat)) => {
+                Caller::Seat { session_id: record.session_id.clone(), seat: seat.clone() }
+            }
             _ => Caller::Spectator { session_id: record.session_id.clone() },
         })
     }
@@ -107,7 +111,7 @@ impl Credentials {
 
 /// Where the operator token comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OperatorTokenSource {
+pub(crate) enum OperatorTokenSource {
     /// `GAOS_OPERATOR_TOKEN` was set.
     Environment,
     /// Read from the token file in the data directory.
@@ -118,7 +122,7 @@ pub enum OperatorTokenSource {
 
 /// The operator token: `GAOS_OPERATOR_TOKEN` if set, else the `operator-token`
 /// file of the data directory, created (mode 0600) on first start.
-pub fn operator_token(data_dir: &Path) -> std::io::Result<(String, OperatorTokenSource)> {
+pub(crate) fn operator_token(data_dir: &Path) -> std::io::Result<(String, OperatorTokenSource)> {
     if let Ok(token) = std::env::var("GAOS_OPERATOR_TOKEN")
         && !token.trim().is_empty()
     {

@@ -12,7 +12,7 @@ use crate::error::HostError;
 
 /// How attach receipts are issued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReceiptMode {
+pub(crate) enum ReceiptMode {
     /// `previousReceiptDigest` links every receipt to the one before.
     Chained,
     /// No links: each receipt verifies alone (the reference Python client
@@ -27,11 +27,19 @@ impl ReceiptMode {
             ReceiptMode::Unlinked => "unlinked",
         }
     }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "chained" => ReceiptMode::Chained,
+            "unlinked" => ReceiptMode::Unlinked,
+            _ => return None,
+        })
+    }
 }
 
 /// Everything that defines a session, persisted as canonical JSON.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SessionConfig {
+pub(crate) struct SessionConfig {
     pub session_id: String,
     pub game: String,
     pub level_id: String,
@@ -119,11 +127,7 @@ impl SessionConfig {
             cadence: value.get("cadence").cloned().ok_or("config.cadence")?,
             limits: value.get("limits").cloned(),
             turn_ms: value.get("timeouts").and_then(|t| t.get("turnMs")).and_then(Value::as_u64),
-            receipts: match value.get("receipts").and_then(Value::as_str) {
-                Some("chained") => Some(ReceiptMode::Chained),
-                Some("unlinked") => Some(ReceiptMode::Unlinked),
-                _ => None,
-            },
+            receipts: value.get("receipts").and_then(Value::as_str).and_then(ReceiptMode::parse),
             policy: value.get("policy").cloned().ok_or("config.policy")?,
             created_at_ms: value.get("createdAt").and_then(Value::as_i64).ok_or("config.createdAt")?,
             lease_ms: value.get("leaseMs").and_then(Value::as_u64),
@@ -192,7 +196,7 @@ impl LeaseBounds {
 
 /// The duration a create/attach `lease` field asks for: `None` when absent
 /// or `{}` (the host default), the checked `durationMs` otherwise.
-pub fn requested_lease_ms(lease: Option<&Value>, bounds: &LeaseBounds) -> Result<Option<u64>, String> {
+pub(crate) fn requested_lease_ms(lease: Option<&Value>, bounds: &LeaseBounds) -> Result<Option<u64>, String> {
     let Some(lease) = lease else { return Ok(None) };
     let map = lease.as_object().ok_or("lease must be an object like {\"durationMs\": N}")?;
     if let Some(key) = map.keys().find(|k| k.as_str() != "durationMs") {
@@ -208,7 +212,7 @@ pub fn requested_lease_ms(lease: Option<&Value>, bounds: &LeaseBounds) -> Result
 }
 
 /// Parse and validate a create request body against the game registry.
-pub fn parse_create(
+pub(crate) fn parse_create(
     body: &Value,
     game: &Arc<dyn Game>,
     session_id: String,
@@ -333,9 +337,11 @@ pub fn parse_create(
     };
     let receipts = match map.get("receipts") {
         None => None,
-        Some(Value::String(s)) if s == "chained" => Some(ReceiptMode::Chained),
-        Some(Value::String(s)) if s == "unlinked" => Some(ReceiptMode::Unlinked),
-        Some(_) => return Err(bad("receipts must be \"chained\" or \"unlinked\"")),
+        Some(v) => Some(
+            v.as_str()
+                .and_then(ReceiptMode::parse)
+                .ok_or_else(|| bad("receipts must be \"chained\" or \"unlinked\""))?,
+        ),
     };
     let policy = match map.get("policy") {
         None => SessionPolicy::host_default(),

@@ -1,10 +1,12 @@
 //! Typed host errors: every failure a caller can see has an HTTP status and a
-//! stable `code`, answered as `{"error": message, "code": code}`.
+//! stable `code`, answered as `{"error": message, "code": code}` (the HTTP
+//! layer's `IntoResponse`; in-process handles read status and code directly).
 
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use gaos_json::{Map, Value};
 use gaos_kernel::{ConflictCode, IntentErrorCode, KernelError};
+
+use crate::lease::LeaseError;
 
 /// An error answered to a caller.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,6 +63,14 @@ impl HostError {
     pub fn unavailable(message: impl Into<String>) -> Self {
         Self::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", message)
     }
+    /// The 410 answered for every call once a session is revoked.
+    pub fn revoked(reason: &str) -> Self {
+        Self::new(
+            StatusCode::GONE,
+            "revoked",
+            format!("the session was revoked ({reason}); nothing can act on it again"),
+        )
+    }
 
     /// The JSON body `{"error", "code", ...details}`.
     pub fn body(&self) -> Value {
@@ -106,8 +116,35 @@ pub fn from_kernel(e: KernelError) -> HostError {
     }
 }
 
-impl IntoResponse for HostError {
-    fn into_response(self) -> Response {
-        crate::http::json_response(self.status, &self.body())
+/// A refused lease dispatch on the wire (spec/lease.md §5).
+impl From<LeaseError> for HostError {
+    fn from(e: LeaseError) -> Self {
+        match e {
+            LeaseError::Expired { seat, epoch } => HostError::conflict(
+                "lease_expired",
+                format!("the lease of seat {seat:?} lapsed; renew it (POST .../lease/renew) and retry"),
+            )
+            .with_detail("seat", seat)
+            .with_detail("epoch", epoch),
+            LeaseError::WriterConflict { seat, holder_id, epoch } => HostError::conflict(
+                "writer_conflict",
+                format!(
+                    "seat {seat:?} is held by another writer{}",
+                    holder_id.as_deref().map(|h| format!(" ({h})")).unwrap_or_default()
+                ),
+            )
+            .with_detail("seat", seat)
+            .with_detail("epoch", epoch)
+            .with_detail("holderId", holder_id),
+            LeaseError::Paused { seat, reasons, .. } => HostError::conflict(
+                "session_paused",
+                format!("seat {seat:?} is paused ({}); resume it first", reasons.join(", ")),
+            )
+            .with_detail("seat", seat),
+            LeaseError::Revoked { reason } => HostError::revoked(&reason),
+            LeaseError::CapabilityRejected(message) => {
+                HostError::new(StatusCode::FORBIDDEN, "capability_rejected", message)
+            }
+        }
     }
 }

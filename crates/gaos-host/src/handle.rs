@@ -43,7 +43,7 @@ use gaos_session::{AttachRequest, BoxFuture, LifecycleHandle, SessionTransport};
 use gaos_session::{Observation, SessionError, SessionPolicy};
 use tokio::sync::broadcast;
 
-use crate::actor::Answer;
+use crate::answers::Answer;
 use crate::auth::{Caller, token_hash};
 use crate::envelope::{EXT_CREDENTIALS, EXT_LEASE};
 use crate::error::HostError;
@@ -55,7 +55,7 @@ use crate::lease::{LeaseOp, Presented};
 pub const CHANGE_WAIT_CAP: Duration = Duration::from_secs(1);
 
 /// A host error as the runner's error (same status and code as over HTTP).
-pub fn session_error(error: HostError) -> SessionError {
+pub(crate) fn session_error(error: HostError) -> SessionError {
     SessionError::Host { status: error.status.as_u16(), code: Some(error.code), message: error.message }
 }
 
@@ -71,7 +71,7 @@ pub async fn open_local_host(dir: &Path, options: HostOptions) -> Result<Host, H
     std::fs::create_dir_all(dir)
         .map_err(|e| HostError::unavailable(format!("cannot create {}: {e}", dir.display())))?;
     let path = dir.join("gaos.sqlite3");
-    let (writer, reader) = crate::sqlite::open(&path)
+    let (writer, reader) = crate::storage::sqlite::open(&path)
         .map_err(|e| HostError::unavailable(format!("cannot open {}: {e}", path.display())))?;
     let token = crate::auth::new_token("gaos_op_");
     let (host, _report) = Host::open(Box::new(writer), Arc::new(reader), &token, options).await?;

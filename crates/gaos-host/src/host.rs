@@ -10,9 +10,8 @@ use gaos_json::{Map, Value, hex_encode};
 use gaos_kernel::{SessionEvent, SessionKernel};
 use tokio::sync::OnceCell;
 
-use crate::actor::{
-    ActorHandle, ActorInit, Answer, Command, SessionActor, SessionSummary, Subscription, revoked_error,
-};
+use crate::actor::{ActorHandle, ActorInit, Command, SessionActor, SessionSummary, Subscription};
+use crate::answers::Answer;
 use crate::auth::{Caller, Credentials, new_token, token_hash};
 use crate::clock::HostClock;
 use crate::config::{LeaseBounds, SessionConfig, parse_create};
@@ -20,10 +19,12 @@ use crate::envelope::{EXT_CREDENTIALS, EXT_LEASE, EXT_POLICY};
 use crate::error::HostError;
 use crate::lease::{LeaseBook, LeaseOp, Presented};
 use crate::metrics::Metrics;
-use crate::store::{
-    CredentialRecord, SessionRecord, SessionStatus, StoreError, StoreReader, StoreWriter, WriteBatch, WriteOp,
+use crate::storage::writer::Writer;
+use crate::storage::{
+    CredentialRecord, CredentialRole, SessionRecord, SessionStateKey, SessionStatus, StoreError, StoreReader,
+    StoreWriter, WriteBatch, WriteOp,
 };
-use crate::writer::Writer;
+use crate::wire;
 
 /// Host-wide settings.
 #[derive(Debug, Clone)]
@@ -72,37 +73,24 @@ impl StartReport {
     /// The report as served at `GET /v1/admin/reconcile`.
     pub fn to_value(&self) -> Value {
         let claims = |rows: &[(String, String, u64)]| {
-            Value::Array(
-                rows.iter()
-                    .map(|(session, seat, epoch)| {
-                        let mut m = Map::new();
-                        m.insert("sessionId".into(), session.clone().into());
-                        m.insert("seat".into(), seat.clone().into());
-                        m.insert("epoch".into(), (*epoch).into());
-                        Value::Object(m)
-                    })
-                    .collect(),
-            )
+            rows.iter()
+                .map(|(session, seat, epoch)| wire::ClaimRow {
+                    session_id: session.clone(),
+                    seat: seat.clone(),
+                    epoch: *epoch,
+                })
+                .collect()
         };
-        let mut out = Map::new();
-        out.insert("retained".into(), claims(&self.retained));
-        out.insert("expired".into(), claims(&self.expired));
-        out.insert(
-            "failed".into(),
-            Value::Array(
-                self.failed
-                    .iter()
-                    .map(|(session, reason)| {
-                        let mut m = Map::new();
-                        m.insert("sessionId".into(), session.clone().into());
-                        m.insert("reason".into(), reason.clone().into());
-                        Value::Object(m)
-                    })
-                    .collect(),
-            ),
-        );
-        out.insert("loaded".into(), self.loaded.len().into());
-        Value::Object(out)
+        wire::value(&wire::ReconcileReport {
+            retained: claims(&self.retained),
+            expired: claims(&self.expired),
+            failed: self
+                .failed
+                .iter()
+                .map(|(session, reason)| wire::FailedRow { session_id: session.clone(), reason: reason.clone() })
+                .collect(),
+            loaded: self.loaded.len(),
+        })
     }
 }
 
@@ -169,7 +157,7 @@ impl Host {
                 blocking(move || reader.load_session_state(&id)).await?
             }
             .into_iter()
-            .find(|(k, _)| k == "leases")
+            .find(|(k, _)| *k == SessionStateKey::Leases)
             .and_then(|(_, v)| LeaseBook::from_json(&v).ok())
             .unwrap_or_default();
             match host.session(&record.id).await {
@@ -188,7 +176,7 @@ impl Host {
                     let ops = vec![
                         WriteOp::SessionState {
                             session_id: record.id.clone(),
-                            key: "leases".into(),
+                            key: SessionStateKey::Leases,
                             value: revoked.to_json(),
                         },
                         WriteOp::SetStatus { session_id: record.id.clone(), status: SessionStatus::Revoked },
@@ -232,7 +220,7 @@ impl Host {
     }
 
     /// The actor of session `id`, rehydrating it from the store on first use.
-    pub async fn session(&self, id: &str) -> Result<ActorHandle, HostError> {
+    pub(crate) async fn session(&self, id: &str) -> Result<ActorHandle, HostError> {
         let existing = self.sessions_read().get(id).cloned();
         let slot = match existing {
             Some(slot) => slot,
@@ -253,13 +241,13 @@ impl Host {
         })
         .await?
         .ok_or_else(|| HostError::unknown_session(id))?;
-        let leases = match state.iter().find(|(k, _)| k == "leases") {
+        let leases = match state.iter().find(|(k, _)| *k == SessionStateKey::Leases) {
             Some((_, text)) => LeaseBook::from_json(text)
                 .map_err(|e| HostError::internal(format!("stored lease state of {id} is unreadable: {e}")))?,
             None => LeaseBook::default(),
         };
         if record.status == SessionStatus::Revoked {
-            return Err(revoked_error(leases.revoked.as_deref().unwrap_or("revoked")));
+            return Err(HostError::revoked(leases.revoked.as_deref().unwrap_or("revoked")));
         }
         let config_value = gaos_json::parse(&record.config)
             .map_err(|e| HostError::internal(format!("stored config of {id} is not JSON: {e}")))?;
@@ -374,32 +362,33 @@ impl Host {
             .map_err(|_| HostError::internal("a fresh session has no claims"))?;
         batch.push(WriteOp::SessionState {
             session_id: session_id.clone(),
-            key: "leases".into(),
+            key: SessionStateKey::Leases,
             value: leases.to_json(),
         });
-        let mut lease_ext = Map::new();
-        lease_ext.insert("token".into(), lease_token.into());
-        lease_ext.insert("epoch".into(), granted.epoch.into());
-        lease_ext.insert("expiresAt".into(), (now + duration as i64).into());
-        lease_ext.insert("durationMs".into(), duration.into());
-        let mut seat_tokens = Map::new();
+        let lease_ext = wire::LeaseExtension {
+            token: Some(lease_token),
+            epoch: granted.epoch,
+            expires_at: now + duration as i64,
+            duration_ms: duration,
+        };
+        let mut seat_tokens = std::collections::BTreeMap::new();
         let mut records = Vec::new();
         for seat in &config.seats {
             let token = new_token("gaos_seat_");
             records.push(CredentialRecord {
                 token_hash: token_hash(&token),
                 session_id: session_id.clone(),
-                role: "seat".into(),
+                role: CredentialRole::Seat,
                 seat: Some(seat.clone()),
                 issued_at_ms: config.created_at_ms,
             });
-            seat_tokens.insert(seat.clone(), token.into());
+            seat_tokens.insert(seat.clone(), token);
         }
         let spectator = new_token("gaos_spec_");
         records.push(CredentialRecord {
             token_hash: token_hash(&spectator),
             session_id: session_id.clone(),
-            role: "spectator".into(),
+            role: CredentialRole::Spectator,
             seat: None,
             issued_at_ms: config.created_at_ms,
         });
@@ -431,14 +420,9 @@ impl Host {
         }
         tracing::info!(session = %session_id, game = %game_id, "session created");
         let mut ext = Map::new();
-        let mut credentials = Map::new();
-        credentials.insert("seats".into(), Value::Object(seat_tokens));
-        credentials.insert("spectator".into(), spectator.into());
-        ext.insert(EXT_CREDENTIALS.into(), Value::Object(credentials));
-        let mut policy = Map::new();
-        policy.insert("digest".into(), policy_digest.into());
-        ext.insert(EXT_POLICY.into(), Value::Object(policy));
-        ext.insert(EXT_LEASE.into(), Value::Object(lease_ext));
+        ext.insert(EXT_CREDENTIALS.into(), wire::value(&wire::Credentials { seats: seat_tokens, spectator }));
+        ext.insert(EXT_POLICY.into(), wire::value(&wire::PolicyExtension { digest: policy_digest }));
+        ext.insert(EXT_LEASE.into(), wire::value(&lease_ext));
         handle.ask(|reply| Command::CreatorEnvelope { extensions: ext, reply }).await
     }
 
@@ -552,9 +536,7 @@ impl Host {
         for handle in handles {
             let _ = handle.tx.send(Command::ClockChanged).await;
         }
-        let mut out = Map::new();
-        out.insert("nowMs".into(), now.into());
-        Ok(Value::Object(out))
+        Ok(wire::value(&wire::ClockMoved { now_ms: now }))
     }
 
     /// `POST /v1/sessions/{id}/finalize` (any seat of the session, or the operator).
@@ -623,7 +605,7 @@ impl Host {
         let record = CredentialRecord {
             token_hash: token_hash(&token),
             session_id: id.to_owned(),
-            role: "seat".into(),
+            role: CredentialRole::Seat,
             seat: Some(seat.to_owned()),
             issued_at_ms: self.inner.clock.now_ms(),
         };
@@ -636,11 +618,7 @@ impl Host {
         self.inner.writer.write(batch).await.map_err(store_error)?;
         self.inner.credentials.revoke_seat(id, seat);
         self.inner.credentials.insert(record);
-        let mut out = Map::new();
-        out.insert("sessionId".into(), id.into());
-        out.insert("seat".into(), seat.into());
-        out.insert("token".into(), token.into());
-        Ok(Value::Object(out))
+        Ok(wire::value(&wire::ReissuedToken { session_id: id, seat, token }))
     }
 
     /// `GET /v1/sessions` (operator).
@@ -661,24 +639,21 @@ impl Host {
                 summaries.insert(id, summary);
             }
         }
-        let mut out = Vec::new();
-        for record in records {
-            let mut row = Map::new();
-            row.insert("id".into(), record.id.clone().into());
-            row.insert("game".into(), record.game_id.clone().into());
-            row.insert("createdAt".into(), record.created_at_ms.into());
-            let live = summaries.get(&record.id);
-            let status = live.map(|s| s.status).unwrap_or(record.status);
-            row.insert("status".into(), status.as_str().into());
-            if let Some(s) = live {
-                row.insert("cursor".into(), s.cursor.into());
-                row.insert("tick".into(), s.tick.into());
-                row.insert("seats".into(), Value::Array(s.seats.iter().map(Value::from).collect()));
-            }
-            out.push(Value::Object(row));
-        }
-        let mut body = Map::new();
-        body.insert("sessions".into(), Value::Array(out));
-        Ok(Value::Object(body))
+        let sessions = records
+            .into_iter()
+            .map(|record| {
+                let live = summaries.get(&record.id);
+                wire::SessionRow {
+                    status: live.map(|s| s.status).unwrap_or(record.status).as_str(),
+                    cursor: live.map(|s| s.cursor),
+                    tick: live.map(|s| s.tick),
+                    seats: live.map(|s| s.seats.clone()),
+                    id: record.id,
+                    game: record.game_id,
+                    created_at: record.created_at_ms,
+                }
+            })
+            .collect();
+        Ok(wire::value(&wire::SessionList { sessions }))
     }
 }

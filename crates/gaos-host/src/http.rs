@@ -1,6 +1,13 @@
 //! The HTTP API: the five `gaos.ticks` v1 routes plus host routes. Every
 //! answer is JSON (errors `{"error","code"}`), bodies are capped at 1 MiB, and
 //! nothing redirects.
+//!
+//! Handlers take typed extractors (`extract`: the caller, the presented
+//! lease, JSON bodies) and return `Result<Response, HostError>`; `response`
+//! turns answers and errors into responses, once.
+
+mod extract;
+mod response;
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -8,116 +15,30 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::Body;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use futures_util::Stream;
 use gaos_json::Value;
-use http_body_util::BodyExt;
 use tokio::sync::broadcast;
 
-use crate::actor::{Answer, StreamItem};
-use crate::auth::{Caller, bearer};
+use crate::actor::StreamItem;
+use crate::auth::Caller;
 use crate::error::HostError;
 use crate::host::Host;
 use crate::lease::{LeaseOp, Presented};
-use crate::store::SessionStatus;
+use crate::metrics::Metrics;
+use crate::storage::SessionStatus;
 
-/// Largest request body accepted.
-pub const BODY_LIMIT: usize = 1024 * 1024;
+use extract::{JsonBody, OptionalJsonBody, SubmissionBody};
+use response::{json_response, json_text, text};
 
-/// A JSON response with exact body bytes.
-pub fn json_text(status: StatusCode, body: String) -> Response {
-    let mut response = Response::new(Body::from(body));
-    *response.status_mut() = status;
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    response
-}
+type Answered = Result<Response, HostError>;
 
-/// A JSON response of a value (canonical JSON).
-pub fn json_response(status: StatusCode, value: &Value) -> Response {
-    json_text(status, gaos_json::canonical_json(value))
-}
-
-fn answer(answer: Answer) -> Response {
-    json_text(StatusCode::from_u16(answer.status).unwrap_or(StatusCode::OK), answer.body)
-}
-
-fn respond(result: Result<Answer, HostError>) -> Response {
-    match result {
-        Ok(a) => answer(a),
-        Err(e) => e.into_response(),
-    }
-}
-
-/// Read a JSON body (at most [`BODY_LIMIT`] bytes).
-async fn read_json(body: Body, malformed_code: &str) -> Result<Value, HostError> {
-    let mut body = body;
-    let mut bytes: Vec<u8> = Vec::new();
-    while let Some(frame) = body.frame().await {
-        let frame =
-            frame.map_err(|e| HostError::bad_request(malformed_code, format!("could not read the body: {e}")))?;
-        if let Some(data) = frame.data_ref() {
-            if bytes.len() + data.len() > BODY_LIMIT {
-                return Err(HostError::new(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "payload_too_large",
-                    format!("request bodies are limited to {BODY_LIMIT} bytes"),
-                ));
-            }
-            bytes.extend_from_slice(data);
-        }
-    }
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(HostError::bad_request(malformed_code, "the request body must be a JSON value"));
-    }
-    gaos_json::parse_bytes(&bytes)
-        .map_err(|e| HostError::bad_request(malformed_code, format!("the request body is not valid JSON: {e}")))
-}
-
-fn caller(host: &Host, headers: &HeaderMap) -> Result<Caller, HostError> {
-    host.caller(bearer(headers))
-}
-
-/// `Gaos-Lease` / `Gaos-Lease-Epoch` of a lease-aware caller.
-fn presented(headers: &HeaderMap) -> Result<Presented, HostError> {
-    let token_hash = match headers.get("gaos-lease") {
-        None => None,
-        Some(v) => {
-            let token =
-                v.to_str().map_err(|_| HostError::invalid_request("Gaos-Lease must be a visible ASCII token"))?;
-            Some(crate::auth::token_hash(token.trim()))
-        }
-    };
-    let epoch = match headers.get("gaos-lease-epoch") {
-        None => None,
-        Some(v) => Some(
-            v.to_str()
-                .ok()
-                .and_then(|t| t.trim().parse::<u64>().ok())
-                .ok_or_else(|| HostError::invalid_request("Gaos-Lease-Epoch must be a non-negative integer"))?,
-        ),
-    };
-    Ok(Presented { token_hash, epoch })
-}
-
-macro_rules! try_or_respond {
-    ($e:expr) => {
-        match $e {
-            Ok(v) => v,
-            Err(e) => return HostError::into_response(e),
-        }
-    };
-}
-
-async fn create(State(host): State<Host>, headers: HeaderMap, body: Body) -> Response {
-    let caller = try_or_respond!(caller(&host, &headers));
-    let body = try_or_respond!(read_json(body, "invalid_request").await);
-    respond(host.create(&caller, body).await)
+async fn create(State(host): State<Host>, caller: Caller, JsonBody(body): JsonBody) -> Answered {
+    Ok(host.create(&caller, body).await?.into_response())
 }
 
 #[derive(serde::Deserialize)]
@@ -125,52 +46,52 @@ struct ListQuery {
     status: Option<String>,
 }
 
-async fn list(State(host): State<Host>, headers: HeaderMap, Query(q): Query<ListQuery>) -> Response {
-    let caller = try_or_respond!(caller(&host, &headers));
+async fn list(State(host): State<Host>, Query(q): Query<ListQuery>, caller: Caller) -> Answered {
     let status = match q.status.as_deref() {
         None => None,
-        Some(s) => Some(try_or_respond!(
+        Some(s) => Some(
             SessionStatus::parse(s)
-                .ok_or_else(|| HostError::invalid_request("status must be active, terminal, finalized or revoked"))
-        )),
+                .ok_or_else(|| HostError::invalid_request("status must be active, terminal, finalized or revoked"))?,
+        ),
     };
-    match host.list(&caller, status).await {
-        Ok(v) => json_response(StatusCode::OK, &v),
-        Err(e) => e.into_response(),
-    }
+    Ok(json_response(StatusCode::OK, &host.list(&caller, status).await?))
 }
 
-async fn observe(State(host): State<Host>, headers: HeaderMap, Path(id): Path<String>) -> Response {
-    let caller = try_or_respond!(caller(&host, &headers));
-    respond(host.observe(&caller, &id).await)
+async fn observe(State(host): State<Host>, Path(id): Path<String>, caller: Caller) -> Answered {
+    Ok(host.observe(&caller, &id).await?.into_response())
 }
 
-async fn act(State(host): State<Host>, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
-    let caller = try_or_respond!(caller(&host, &headers));
-    let presented = try_or_respond!(presented(&headers));
-    let body = try_or_respond!(read_json(body, "invalid_submission").await);
-    respond(host.act(&caller, &id, presented, body).await)
+async fn act(
+    State(host): State<Host>,
+    Path(id): Path<String>,
+    caller: Caller,
+    presented: Presented,
+    SubmissionBody(body): SubmissionBody,
+) -> Answered {
+    Ok(host.act(&caller, &id, presented, body).await?.into_response())
 }
 
-async fn attach(State(host): State<Host>, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
-    let caller = try_or_respond!(caller(&host, &headers));
-    let presented = try_or_respond!(presented(&headers));
-    let body = try_or_respond!(read_json(body, "invalid_request").await);
-    respond(host.attach(&caller, &id, presented, body).await)
+async fn attach(
+    State(host): State<Host>,
+    Path(id): Path<String>,
+    caller: Caller,
+    presented: Presented,
+    JsonBody(body): JsonBody,
+) -> Answered {
+    Ok(host.attach(&caller, &id, presented, body).await?.into_response())
 }
 
-async fn finalize(State(host): State<Host>, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
-    let caller = try_or_respond!(caller(&host, &headers));
-    let body = try_or_respond!(read_json(body, "invalid_request").await);
-    respond(host.finalize(&caller, &id, body).await)
+async fn finalize(
+    State(host): State<Host>,
+    Path(id): Path<String>,
+    caller: Caller,
+    JsonBody(body): JsonBody,
+) -> Answered {
+    Ok(host.finalize(&caller, &id, body).await?.into_response())
 }
 
-async fn reissue(State(host): State<Host>, headers: HeaderMap, Path((id, seat)): Path<(String, String)>) -> Response {
-    let caller = try_or_respond!(caller(&host, &headers));
-    match host.reissue_seat_token(&caller, &id, &seat).await {
-        Ok(v) => json_response(StatusCode::OK, &v),
-        Err(e) => e.into_response(),
-    }
+async fn reissue(State(host): State<Host>, Path((id, seat)): Path<(String, String)>, caller: Caller) -> Answered {
+    Ok(json_response(StatusCode::OK, &host.reissue_seat_token(&caller, &id, &seat).await?))
 }
 
 #[derive(serde::Deserialize)]
@@ -190,43 +111,24 @@ fn parse_after(q: &AfterQuery) -> Result<Option<u64>, HostError> {
 
 async fn snapshot(
     State(host): State<Host>,
-    headers: HeaderMap,
     Path(id): Path<String>,
     Query(q): Query<AfterQuery>,
-) -> Response {
-    let caller = try_or_respond!(caller(&host, &headers));
-    let after = try_or_respond!(parse_after(&q));
-    respond(host.snapshot(&caller, &id, after).await)
+    caller: Caller,
+) -> Answered {
+    let after = parse_after(&q)?;
+    Ok(host.snapshot(&caller, &id, after).await?.into_response())
 }
 
-async fn replay(State(host): State<Host>, headers: HeaderMap, Path(id): Path<String>) -> Response {
-    let caller = try_or_respond!(caller(&host, &headers));
-    match host.replay(&caller, &id).await {
-        Ok(text) => {
-            let mut response = Response::new(Body::from(text));
-            response
-                .headers_mut()
-                .insert(header::CONTENT_TYPE, HeaderValue::from_static(gaos_kernel::replay::MEDIA_TYPE));
-            response
-        }
-        Err(e) => e.into_response(),
-    }
+async fn replay(State(host): State<Host>, Path(id): Path<String>, caller: Caller) -> Answered {
+    Ok(text(gaos_kernel::replay::MEDIA_TYPE, host.replay(&caller, &id).await?))
 }
 
-async fn transcript(State(host): State<Host>, headers: HeaderMap, Path(id): Path<String>) -> Response {
-    let caller = try_or_respond!(caller(&host, &headers));
-    match host.transcript(&caller, &id).await {
-        Ok(text) => {
-            let mut response = Response::new(Body::from(text));
-            response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/jsonl"));
-            response
-        }
-        Err(e) => e.into_response(),
-    }
+async fn transcript(State(host): State<Host>, Path(id): Path<String>, caller: Caller) -> Answered {
+    Ok(text("application/jsonl", host.transcript(&caller, &id).await?))
 }
 
 /// Decrements the open-stream gauge when a stream ends.
-struct StreamGuard(Arc<crate::metrics::Metrics>);
+struct StreamGuard(Arc<Metrics>);
 
 impl Drop for StreamGuard {
     fn drop(&mut self) {
@@ -243,13 +145,12 @@ struct StreamState {
 
 async fn stream(
     State(host): State<Host>,
-    headers: HeaderMap,
     Path(id): Path<String>,
     Query(q): Query<AfterQuery>,
-) -> Response {
-    let caller = try_or_respond!(caller(&host, &headers));
-    let after = try_or_respond!(parse_after(&q));
-    let subscription = try_or_respond!(host.subscribe(&caller, &id, after).await);
+    caller: Caller,
+) -> Answered {
+    let after = parse_after(&q)?;
+    let subscription = host.subscribe(&caller, &id, after).await?;
     host.metrics().open_streams.fetch_add(1, Ordering::Relaxed);
     let state = StreamState {
         initial: subscription.initial.into_iter(),
@@ -275,22 +176,11 @@ async fn stream(
             Err(broadcast::error::RecvError::Closed) => None,
         }
     });
-    sse(events)
+    Ok(sse(events))
 }
 
 fn sse(events: impl Stream<Item = Result<Event, Infallible>> + Send + 'static) -> Response {
     Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))).into_response()
-}
-
-/// Optional JSON body of lease routes (`{"reason"}`; operator pause: `{"seat"}`).
-async fn read_optional_json(body: Body) -> Result<Value, HostError> {
-    match read_json(body, "invalid_request").await {
-        Ok(v) => Ok(v),
-        Err(e) if e.code == "invalid_request" && e.message.contains("must be a JSON value") => {
-            Ok(Value::Object(Default::default()))
-        }
-        Err(e) => Err(e),
-    }
 }
 
 fn reason_of(body: &Value, default: &str) -> Result<String, HostError> {
@@ -301,70 +191,102 @@ fn reason_of(body: &Value, default: &str) -> Result<String, HostError> {
     }
 }
 
-async fn lease_route(host: Host, headers: HeaderMap, id: String, body: Body, kind: &str) -> Response {
-    let caller = try_or_respond!(caller(&host, &headers));
-    let presented = try_or_respond!(presented(&headers));
-    let body = try_or_respond!(read_optional_json(body).await);
-    let op = match kind {
-        "renew" => LeaseOp::Renew,
-        "heartbeat" => LeaseOp::Heartbeat,
-        "resume" => LeaseOp::Resume,
-        "pause" => LeaseOp::Pause(try_or_respond!(reason_of(&body, "paused"))),
-        _ => LeaseOp::Stop(try_or_respond!(reason_of(&body, "stopped"))),
-    };
+/// A lease route (body `{"reason"}`; operator pause: `{"seat"}`) with the
+/// route's own [`LeaseOp`].
+async fn lease_route(
+    host: &Host,
+    id: &str,
+    caller: &Caller,
+    presented: Presented,
+    body: &Value,
+    op: LeaseOp,
+) -> Answered {
     let seat = body.get("seat").and_then(Value::as_str).map(str::to_owned);
-    respond(host.lease(&caller, &id, presented, op, seat).await)
+    Ok(host.lease(caller, id, presented, op, seat).await?.into_response())
 }
 
-async fn renew(State(host): State<Host>, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
-    lease_route(host, headers, id, body, "renew").await
-}
-async fn heartbeat(State(host): State<Host>, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
-    lease_route(host, headers, id, body, "heartbeat").await
-}
-async fn pause(State(host): State<Host>, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
-    lease_route(host, headers, id, body, "pause").await
-}
-async fn resume(State(host): State<Host>, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
-    lease_route(host, headers, id, body, "resume").await
-}
-async fn stop(State(host): State<Host>, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
-    lease_route(host, headers, id, body, "stop").await
+async fn renew(
+    State(host): State<Host>,
+    Path(id): Path<String>,
+    caller: Caller,
+    presented: Presented,
+    OptionalJsonBody(body): OptionalJsonBody,
+) -> Answered {
+    lease_route(&host, &id, &caller, presented, &body, LeaseOp::Renew).await
 }
 
-async fn lease_info(State(host): State<Host>, headers: HeaderMap, Path(id): Path<String>) -> Response {
-    let caller = try_or_respond!(caller(&host, &headers));
-    let presented = try_or_respond!(presented(&headers));
-    respond(host.lease_info(&caller, &id, presented).await)
+async fn heartbeat(
+    State(host): State<Host>,
+    Path(id): Path<String>,
+    caller: Caller,
+    presented: Presented,
+    OptionalJsonBody(body): OptionalJsonBody,
+) -> Answered {
+    lease_route(&host, &id, &caller, presented, &body, LeaseOp::Heartbeat).await
 }
 
-async fn emergency_stop(State(host): State<Host>, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
-    let caller = try_or_respond!(caller(&host, &headers));
-    let body = try_or_respond!(read_optional_json(body).await);
-    let reason = try_or_respond!(reason_of(&body, "emergency_stop"));
-    respond(host.emergency_stop(&caller, &id, reason).await)
+async fn pause(
+    State(host): State<Host>,
+    Path(id): Path<String>,
+    caller: Caller,
+    presented: Presented,
+    OptionalJsonBody(body): OptionalJsonBody,
+) -> Answered {
+    let op = LeaseOp::Pause(reason_of(&body, "paused")?);
+    lease_route(&host, &id, &caller, presented, &body, op).await
 }
 
-async fn reconcile(State(host): State<Host>, headers: HeaderMap) -> Response {
-    let caller = try_or_respond!(caller(&host, &headers));
-    match host.reconcile_report(&caller) {
-        Ok(v) => json_response(StatusCode::OK, &v),
-        Err(e) => e.into_response(),
-    }
+async fn resume(
+    State(host): State<Host>,
+    Path(id): Path<String>,
+    caller: Caller,
+    presented: Presented,
+    OptionalJsonBody(body): OptionalJsonBody,
+) -> Answered {
+    lease_route(&host, &id, &caller, presented, &body, LeaseOp::Resume).await
 }
 
-async fn advance_clock(State(host): State<Host>, headers: HeaderMap, body: Body) -> Response {
-    let caller = try_or_respond!(caller(&host, &headers));
-    let body = try_or_respond!(read_json(body, "invalid_request").await);
-    let ms = try_or_respond!(
-        body.get("advanceMs")
-            .and_then(Value::as_i64)
-            .ok_or_else(|| HostError::invalid_request("body must be {\"advanceMs\": N}"))
-    );
-    match host.advance_clock(&caller, ms).await {
-        Ok(v) => json_response(StatusCode::OK, &v),
-        Err(e) => e.into_response(),
-    }
+async fn stop(
+    State(host): State<Host>,
+    Path(id): Path<String>,
+    caller: Caller,
+    presented: Presented,
+    OptionalJsonBody(body): OptionalJsonBody,
+) -> Answered {
+    let op = LeaseOp::Stop(reason_of(&body, "stopped")?);
+    lease_route(&host, &id, &caller, presented, &body, op).await
+}
+
+async fn lease_info(
+    State(host): State<Host>,
+    Path(id): Path<String>,
+    caller: Caller,
+    presented: Presented,
+) -> Answered {
+    Ok(host.lease_info(&caller, &id, presented).await?.into_response())
+}
+
+async fn emergency_stop(
+    State(host): State<Host>,
+    Path(id): Path<String>,
+    caller: Caller,
+    OptionalJsonBody(body): OptionalJsonBody,
+) -> Answered {
+    let reason = reason_of(&body, "emergency_stop")?;
+    Ok(host.emergency_stop(&caller, &id, reason).await?.into_response())
+}
+
+async fn reconcile(State(host): State<Host>, caller: Caller) -> Answered {
+    Ok(json_response(StatusCode::OK, &host.reconcile_report(&caller)?))
+}
+
+/// `POST /v1/admin/clock` with `{"advanceMs": N}`.
+async fn advance_clock(State(host): State<Host>, caller: Caller, JsonBody(body): JsonBody) -> Answered {
+    let ms = body
+        .get("advanceMs")
+        .and_then(Value::as_i64)
+        .ok_or_else(|| HostError::invalid_request("body must be {\"advanceMs\": N}"))?;
+    Ok(json_response(StatusCode::OK, &host.advance_clock(&caller, ms).await?))
 }
 
 async fn healthz() -> Response {
@@ -372,22 +294,19 @@ async fn healthz() -> Response {
 }
 
 async fn metrics(State(host): State<Host>) -> Response {
-    let mut response = Response::new(Body::from(host.metrics().render()));
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"));
-    response
+    text("text/plain; version=0.0.4", host.metrics().render())
 }
 
 async fn openapi() -> Response {
     json_text(StatusCode::OK, crate::openapi::document())
 }
 
-async fn not_found() -> Response {
-    HostError::not_found("not_found", "no such route; see /openapi.json").into_response()
+async fn not_found() -> HostError {
+    HostError::not_found("not_found", "no such route; see /openapi.json")
 }
 
-async fn method_not_allowed() -> Response {
+async fn method_not_allowed() -> HostError {
     HostError::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "this route does not take that method")
-        .into_response()
 }
 
 /// Count requests (for `/metrics`).

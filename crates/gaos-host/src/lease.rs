@@ -107,20 +107,60 @@ pub enum LeaseError {
     CapabilityRejected(String),
 }
 
+/// What happened to a claim; its `as_str` is the record's `event` field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LeaseEventKind {
+    ClaimTaken,
+    Takeover,
+    LeaseExpired,
+    LeaseRenewed,
+    Paused,
+    Resumed,
+    Revoked,
+}
+
+impl LeaseEventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LeaseEventKind::ClaimTaken => "claim_taken",
+            LeaseEventKind::Takeover => "takeover",
+            LeaseEventKind::LeaseExpired => "lease_expired",
+            LeaseEventKind::LeaseRenewed => "lease_renewed",
+            LeaseEventKind::Paused => "paused",
+            LeaseEventKind::Resumed => "resumed",
+            LeaseEventKind::Revoked => "revoked",
+        }
+    }
+
+    /// Whether the event goes on the transcript's `gaos.lease` lane. Taking
+    /// a claim on a free seat is not recorded: it changes nobody's rights.
+    pub fn is_recorded(self) -> bool {
+        self != LeaseEventKind::ClaimTaken
+    }
+}
+
+/// A kind compares equal to its wire string (`event.kind() == "paused"`).
+impl PartialEq<&str> for LeaseEventKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 /// A lease event to record on the `gaos.lease` extension lane.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LeaseEvent {
+    kind: LeaseEventKind,
     pub record: Map,
 }
 
 impl LeaseEvent {
-    fn new(event: &str, seat: &str, holder_id: &str, epoch: u64) -> Self {
+    fn new(kind: LeaseEventKind, seat: &str, holder_id: &str, epoch: u64) -> Self {
         let mut record = Map::new();
-        record.insert("event".into(), event.into());
+        record.insert("event".into(), kind.as_str().into());
         record.insert("seat".into(), seat.into());
         record.insert("holderId".into(), holder_id.into());
         record.insert("epoch".into(), epoch.into());
-        LeaseEvent { record }
+        LeaseEvent { kind, record }
     }
 
     fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
@@ -128,8 +168,8 @@ impl LeaseEvent {
         self
     }
 
-    pub fn kind(&self) -> &str {
-        self.record.get("event").and_then(Value::as_str).unwrap_or("")
+    pub fn kind(&self) -> LeaseEventKind {
+        self.kind
     }
 }
 
@@ -222,7 +262,7 @@ impl LeaseBook {
             {
                 claim.lapse_recorded = true;
                 events.push(
-                    LeaseEvent::new("lease_expired", seat, &claim.holder_id, claim.epoch)
+                    LeaseEvent::new(LeaseEventKind::LeaseExpired, seat, &claim.holder_id, claim.epoch)
                         .with("pausedSession", pauses_session),
                 );
             }
@@ -258,14 +298,14 @@ impl LeaseBook {
                 let previous = current.clone();
                 lease.superseded.insert(previous.token_hash.clone(), previous.epoch);
                 events.push(
-                    LeaseEvent::new("takeover", seat, holder_id, next)
+                    LeaseEvent::new(LeaseEventKind::Takeover, seat, holder_id, next)
                         .with("previousHolderId", previous.holder_id.as_str())
                         .with("previousEpoch", previous.epoch),
                 );
                 next
             }
             None => {
-                events.push(LeaseEvent::new("claim_taken", seat, holder_id, 1));
+                events.push(LeaseEvent::new(LeaseEventKind::ClaimTaken, seat, holder_id, 1));
                 1
             }
         };
@@ -363,7 +403,10 @@ impl LeaseBook {
                             expires_at: now + default_duration_ms as i64,
                             lapse_recorded: false,
                         });
-                        events.push(LeaseEvent::new("claim_taken", seat, BEARER_HOLDER, epoch).with("implicit", true));
+                        events.push(
+                            LeaseEvent::new(LeaseEventKind::ClaimTaken, seat, BEARER_HOLDER, epoch)
+                                .with("implicit", true),
+                        );
                         let granted = Self::apply_live(lease, seat, op, now, events)?;
                         return Ok(Granted { implicit_claim: true, ..granted });
                     }
@@ -381,15 +424,17 @@ impl LeaseBook {
         match op {
             LeaseOp::Renew => {
                 Self::slide(lease, now);
-                events.push(LeaseEvent::new("lease_renewed", seat, &claim.holder_id, claim.epoch));
+                events.push(LeaseEvent::new(LeaseEventKind::LeaseRenewed, seat, &claim.holder_id, claim.epoch));
                 Ok(Granted { epoch: claim.epoch, events, implicit_claim: false })
             }
             LeaseOp::Act | LeaseOp::Resume if !presented.lease_aware() => {
                 // Driving-seam recovery done by the host for lease-unaware
                 // callers: renew the lapsed claim, then dispatch.
                 Self::slide(lease, now);
-                events
-                    .push(LeaseEvent::new("lease_renewed", seat, &claim.holder_id, claim.epoch).with("implicit", true));
+                events.push(
+                    LeaseEvent::new(LeaseEventKind::LeaseRenewed, seat, &claim.holder_id, claim.epoch)
+                        .with("implicit", true),
+                );
                 Self::apply_live(lease, seat, op, now, events)
             }
             LeaseOp::Pause(reason) => Ok(Self::pause_seat(lease, seat, reason, claim.epoch, events)),
@@ -412,7 +457,7 @@ impl LeaseBook {
         let holder = lease.current.as_ref().map_or(BEARER_HOLDER.to_owned(), |c| c.holder_id.clone());
         if !lease.safety_paused {
             lease.safety_paused = true;
-            events.push(LeaseEvent::new("paused", seat, &holder, epoch).with("reason", reason));
+            events.push(LeaseEvent::new(LeaseEventKind::Paused, seat, &holder, epoch).with("reason", reason));
         }
         if !lease.pause_reasons.iter().any(|r| r == reason) {
             lease.pause_reasons.push(reason.to_owned());
@@ -448,7 +493,7 @@ impl LeaseBook {
                 if lease.safety_paused {
                     lease.safety_paused = false;
                     lease.pause_reasons.clear();
-                    events.push(LeaseEvent::new("resumed", seat, &claim.holder_id, epoch));
+                    events.push(LeaseEvent::new(LeaseEventKind::Resumed, seat, &claim.holder_id, epoch));
                 }
             }
             LeaseOp::Stop(_) => Self::slide(lease, now),
@@ -507,10 +552,10 @@ impl LeaseBook {
         }
         self.revoked = Some(reason.to_owned());
         let mut record = Map::new();
-        record.insert("event".into(), "revoked".into());
+        record.insert("event".into(), LeaseEventKind::Revoked.as_str().into());
         record.insert("reason".into(), reason.into());
         record.insert("by".into(), by.into());
-        Some(LeaseEvent { record })
+        Some(LeaseEvent { kind: LeaseEventKind::Revoked, record })
     }
 
     /// The caller-facing description of `seat`'s claim (`GET /lease`).
@@ -545,5 +590,38 @@ impl LeaseBook {
             out.insert("revokedReason".into(), reason.clone().into());
         }
         Value::Object(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_kinds_are_their_record_strings_and_only_free_claims_go_unrecorded() {
+        let mut book = LeaseBook::default();
+        let taken = book.claim("a", "h", "t1", 1_000, 0).expect("a free seat");
+        let over = book.claim("a", "h2", "t2", 1_000, 5_000).expect("a lapsed claim is taken over");
+        let revoked = book.revoke("stop", "operator").expect("the first revocation");
+        for (event, kind) in [
+            (&taken.events[0], LeaseEventKind::ClaimTaken),
+            (&over.events[0], LeaseEventKind::Takeover),
+            (&revoked, LeaseEventKind::Revoked),
+        ] {
+            assert_eq!(event.kind(), kind);
+            assert_eq!(event.record.get("event").and_then(Value::as_str), Some(kind.as_str()));
+            assert!(event.kind() == kind.as_str());
+        }
+        assert!(!LeaseEventKind::ClaimTaken.is_recorded());
+        for kind in [
+            LeaseEventKind::Takeover,
+            LeaseEventKind::LeaseExpired,
+            LeaseEventKind::LeaseRenewed,
+            LeaseEventKind::Paused,
+            LeaseEventKind::Resumed,
+            LeaseEventKind::Revoked,
+        ] {
+            assert!(kind.is_recorded(), "{}", kind.as_str());
+        }
     }
 }

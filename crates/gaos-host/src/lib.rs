@@ -18,23 +18,32 @@
 //! # }
 //! ```
 
-pub mod actor;
+// The public surface is what other crates and tests use: the host and its
+// options, the in-process handles, `gaos serve`, the router, callers, lease
+// types and the storage interface. Everything else is internal.
+pub(crate) mod actor;
+pub(crate) mod answers;
 pub mod auth;
 pub mod bench;
-pub mod clock;
+pub(crate) mod clock;
 pub mod config;
-pub mod envelope;
-pub mod error;
+pub(crate) mod envelope;
+pub(crate) mod error;
 pub mod handle;
 pub mod host;
 pub mod http;
 pub mod lease;
-pub mod metrics;
-pub mod openapi;
+pub(crate) mod metrics;
+pub(crate) mod openapi;
+pub(crate) mod receipts;
+pub(crate) mod schedule;
 pub mod serve;
-pub mod sqlite;
-pub mod store;
-pub mod writer;
+pub mod storage;
+pub(crate) mod wire;
 
+pub use actor::{StreamItem, Subscription};
+pub use answers::Answer;
+pub use clock::HostClock;
 pub use error::HostError;
-pub use host::{Host, HostOptions};
+pub use host::{Host, HostOptions, StartReport};
+pub use metrics::Metrics;

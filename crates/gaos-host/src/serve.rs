@@ -38,7 +38,7 @@ pub async fn serve_with_routes(
         .map_err(|e| format!("cannot read or create the operator token in {}: {e}", options.data_dir.display()))?;
     let db_path = options.data_dir.join("gaos.sqlite3");
     let (writer, reader) =
-        crate::sqlite::open(&db_path).map_err(|e| format!("cannot open {}: {e}", db_path.display()))?;
+        crate::storage::sqlite::open(&db_path).map_err(|e| format!("cannot open {}: {e}", db_path.display()))?;
     let (host, report) = Host::open(Box::new(writer), Arc::new(reader), &token, options.host.clone())
         .await
         .map_err(|e| format!("cannot start the host: {e}"))?;

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use gaos_host::auth::Caller;
 use gaos_host::lease::Presented;
-use gaos_host::sqlite::SqliteWriter;
-use gaos_host::store::{StoreError, StoreWriter, WriteBatch, WriteOp};
+use gaos_host::storage::sqlite::SqliteWriter;
+use gaos_host::storage::{StoreError, StoreWriter, WriteBatch, WriteOp};
 use gaos_host::{Host, HostOptions};
 use gaos_json::Value;
 use gaos_testkit::server::TempDir;
@@ -62,7 +62,7 @@ fn submission(session: &str, revision: u64, seat: &str, n: u64) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retry_after_a_failed_resolution_resolves_the_window_and_its_answer_sticks() {
     let dir = TempDir::new("gaos-answer-durability");
-    let (writer, reader) = gaos_host::sqlite::open(&dir.path().join("gaos.sqlite3")).expect("a database");
+    let (writer, reader) = gaos_host::storage::sqlite::open(&dir.path().join("gaos.sqlite3")).expect("a database");
     let armed = Arc::new(AtomicBool::new(false));
     let store = FailResolutions { inner: writer, armed: Arc::clone(&armed) };
     let (host, _) =

@@ -14,9 +14,9 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::store::{
-    CredentialRecord, SessionRecord, SessionStatus, StoreError, StoreReader, StoreWriter, StoredAnswer, StoredEvent,
-    WriteBatch, WriteOp,
+use super::store::{
+    AnswerKind, CredentialRecord, CredentialRole, SessionRecord, SessionStateKey, SessionStatus, StoreError,
+    StoreReader, StoreWriter, StoredAnswer, StoredEvent, WriteBatch, WriteOp,
 };
 
 const SCHEMA: &str = "
@@ -328,33 +328,37 @@ fn apply_op(tx: &Connection, op: &WriteOp) -> Result<(), StoreError> {
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 )
                 .and_then(|mut insert| {
-                    insert.execute(params![a.session_id, a.kind, a.key, a.status, a.request, a.body])
+                    insert.execute(params![a.session_id, a.kind.as_str(), a.key, a.status, a.request, a.body])
                 })
                 .map_err(backend)?;
             if n == 0 {
                 let existing: (String, String) = tx
                     .query_row(
                         "SELECT request, body FROM answers WHERE session_id = ?1 AND kind = ?2 AND key = ?3",
-                        params![a.session_id, a.kind, a.key],
+                        params![a.session_id, a.kind.as_str(), a.key],
                         |row| Ok((row.get(0)?, row.get(1)?)),
                     )
                     .map_err(backend)?;
                 if existing != (a.request.clone(), a.body.clone()) {
-                    return Err(StoreError::Conflict(format!("{} answer {} is already stored", a.kind, a.key)));
+                    return Err(StoreError::Conflict(format!(
+                        "{} answer {} is already stored",
+                        a.kind.as_str(),
+                        a.key
+                    )));
                 }
             }
         }
         WriteOp::Credential(c) => {
             tx.execute(
                 "INSERT INTO credentials (token_hash, session_id, role, seat, issued_at_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![c.token_hash, c.session_id, c.role, c.seat, c.issued_at_ms],
+                params![c.token_hash, c.session_id, c.role.as_str(), c.seat, c.issued_at_ms],
             )
             .map_err(backend)?;
         }
         WriteOp::RevokeSeatCredentials { session_id, seat } => {
             tx.execute(
-                "UPDATE credentials SET revoked = 1 WHERE session_id = ?1 AND role = 'seat' AND seat = ?2",
-                params![session_id, seat],
+                "UPDATE credentials SET revoked = 1 WHERE session_id = ?1 AND role = ?2 AND seat = ?3",
+                params![session_id, CredentialRole::Seat.as_str(), seat],
             )
             .map_err(backend)?;
         }
@@ -362,7 +366,7 @@ fn apply_op(tx: &Connection, op: &WriteOp) -> Result<(), StoreError> {
             tx.execute(
                 "INSERT INTO session_state (session_id, key, value) VALUES (?1, ?2, ?3)
                  ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value",
-                params![session_id, key, value],
+                params![session_id, key.as_str(), value],
             )
             .map_err(backend)?;
         }
@@ -500,13 +504,13 @@ impl StoreReader for SqliteReader {
         })
     }
 
-    fn load_answer(&self, id: &str, kind: &str, key: &str) -> Result<Option<StoredAnswer>, StoreError> {
+    fn load_answer(&self, id: &str, kind: AnswerKind, key: &str) -> Result<Option<StoredAnswer>, StoreError> {
         self.with(|conn| {
             conn.prepare_cached(
                 "SELECT session_id, kind, key, status, request, body FROM answers
                  WHERE session_id = ?1 AND kind = ?2 AND key = ?3",
             )?
-            .query_row(params![id, kind, key], answer_row)
+            .query_row(params![id, kind.as_str(), key], answer_row)
             .optional()
         })
     }
@@ -520,7 +524,10 @@ impl StoreReader for SqliteReader {
                 Ok(CredentialRecord {
                     token_hash: row.get(0)?,
                     session_id: row.get(1)?,
-                    role: row.get(2)?,
+                    role: {
+                        let role: String = row.get(2)?;
+                        CredentialRole::parse(&role).ok_or_else(|| unknown_text(2, "credential role", &role))?
+                    },
                     seat: row.get(3)?,
                     issued_at_ms: row.get(4)?,
                 })
@@ -529,20 +536,30 @@ impl StoreReader for SqliteReader {
         })
     }
 
-    fn load_session_state(&self, id: &str) -> Result<Vec<(String, String)>, StoreError> {
+    fn load_session_state(&self, id: &str) -> Result<Vec<(SessionStateKey, String)>, StoreError> {
         self.with(|conn| {
             let mut stmt = conn.prepare_cached("SELECT key, value FROM session_state WHERE session_id = ?1")?;
-            let rows = stmt.query_map(params![id], |row| Ok((row.get(0)?, row.get(1)?)))?;
-            rows.collect()
+            let rows = stmt.query_map(params![id], |row| Ok((row.get::<_, String>(0)?, row.get(1)?)))?;
+            let rows: Vec<(String, String)> = rows.collect::<rusqlite::Result<_>>()?;
+            Ok(rows.into_iter().filter_map(|(key, value)| Some((SessionStateKey::parse(&key)?, value))).collect())
         })
     }
+}
+
+/// A text column holding a value this build does not know.
+fn unknown_text(column: usize, what: &str, text: &str) -> rusqlite::Error {
+    let message = format!("unknown {what} {text:?}");
+    rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, message.into())
 }
 
 /// Maps a `SELECT session_id, kind, key, status, request, body` row.
 fn answer_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredAnswer> {
     Ok(StoredAnswer {
         session_id: row.get(0)?,
-        kind: row.get(1)?,
+        kind: {
+            let kind: String = row.get(1)?;
+            AnswerKind::parse(&kind).ok_or_else(|| unknown_text(1, "answer kind", &kind))?
+        },
         key: row.get(2)?,
         status: row.get(3)?,
         request: row.get(4)?,

@@ -1,14 +1,17 @@
 //! Group commit: one writer thread owns the write connection and commits the
 //! batches of many sessions together, so throughput is not one fsync per
 //! request. A caller's future resolves only after its batch is durable.
+//!
+//! The persist latency metric is measured with `Instant` (a monotonic
+//! duration, not a time of day): the host clock stays the only wall clock.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use tokio::sync::{mpsc, oneshot};
 
+use super::store::{StoreError, StoreWriter, WriteBatch};
 use crate::metrics::Metrics;
-use crate::store::{StoreError, StoreWriter, WriteBatch};
 
 /// Most batches committed in one transaction.
 const MAX_GROUP: usize = 512;

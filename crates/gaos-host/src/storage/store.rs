@@ -1,8 +1,8 @@
 //! Durable storage behind one interface.
 //!
 //! Writes are [`WriteBatch`]es: each batch is atomic, and batches from many
-//! sessions are group-committed by [`crate::writer::Writer`] (one fsync per
-//! group, not per request). Events are idempotent by event id: writing the
+//! sessions are group-committed by the writer thread (`writer.rs`; one fsync
+//! per group, not per request). Events are idempotent by event id: writing the
 //! same id with the same bytes again is a no-op, with different bytes a
 //! [`StoreError::Conflict`].
 //!
@@ -77,23 +77,105 @@ pub struct StoredEvent {
     pub body: String,
 }
 
+/// What a stored credential lets its bearer do; its `as_str` is the `role`
+/// column. (The operator token is not a stored credential: only its hash
+/// lives in memory, from `GAOS_OPERATOR_TOKEN` or the token file.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CredentialRole {
+    /// Acts for one seat of one session.
+    Seat,
+    /// Reads one session's public view.
+    Spectator,
+}
+
+impl CredentialRole {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CredentialRole::Seat => "seat",
+            CredentialRole::Spectator => "spectator",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "seat" => CredentialRole::Seat,
+            "spectator" => CredentialRole::Spectator,
+            _ => return None,
+        })
+    }
+}
+
+/// Keys of the per-session key/value state; its `as_str` is the `key` column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SessionStateKey {
+    /// The lease book (canonical JSON of `LeaseBook`).
+    Leases,
+    /// The controller identity the first attach pinned (canonical JSON).
+    Controller,
+}
+
+impl SessionStateKey {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionStateKey::Leases => "leases",
+            SessionStateKey::Controller => "controller",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "leases" => SessionStateKey::Leases,
+            "controller" => SessionStateKey::Controller,
+            _ => return None,
+        })
+    }
+}
+
 /// A credential row (only the token's SHA-256 is stored).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CredentialRecord {
     pub token_hash: String,
     pub session_id: String,
-    /// `seat` or `spectator`.
-    pub role: String,
+    pub role: CredentialRole,
     pub seat: Option<String>,
     pub issued_at_ms: i64,
+}
+
+/// What a stored answer answered; its `as_str` is the `kind` column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AnswerKind {
+    /// `POST .../actions`, keyed by seat and submission id.
+    Act,
+    /// `POST .../attach`, keyed by seat and request id.
+    Attach,
+    /// `POST .../finalize`, one per session.
+    Finalize,
+}
+
+impl AnswerKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnswerKind::Act => "act",
+            AnswerKind::Attach => "attach",
+            AnswerKind::Finalize => "finalize",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "act" => AnswerKind::Act,
+            "attach" => AnswerKind::Attach,
+            "finalize" => AnswerKind::Finalize,
+            _ => return None,
+        })
+    }
 }
 
 /// A stored answer to replay byte for byte (acts, attaches, finalize).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredAnswer {
     pub session_id: String,
-    /// `act`, `attach` or `finalize`.
-    pub kind: String,
+    pub kind: AnswerKind,
     /// Identity of the request within its kind (seat + submission id,
     /// request id, ...).
     pub key: String,
@@ -123,10 +205,10 @@ pub enum WriteOp {
         session_id: String,
         seat: String,
     },
-    /// Generic per-session key/value state (leases, counters).
+    /// Per-session key/value state (leases, pinned controller).
     SessionState {
         session_id: String,
-        key: String,
+        key: SessionStateKey,
         value: String,
     },
 }
@@ -166,7 +248,8 @@ pub trait StoreReader: Send + Sync {
     /// act answers are many and read one by one with [`StoreReader::load_answer`].
     fn load_answers(&self, id: &str) -> Result<Vec<StoredAnswer>, StoreError>;
     /// One stored answer.
-    fn load_answer(&self, id: &str, kind: &str, key: &str) -> Result<Option<StoredAnswer>, StoreError>;
+    fn load_answer(&self, id: &str, kind: AnswerKind, key: &str) -> Result<Option<StoredAnswer>, StoreError>;
     fn load_credentials(&self) -> Result<Vec<CredentialRecord>, StoreError>;
-    fn load_session_state(&self, id: &str) -> Result<Vec<(String, String)>, StoreError>;
+    /// The session's state rows; keys this build does not know are skipped.
+    fn load_session_state(&self, id: &str) -> Result<Vec<(SessionStateKey, String)>, StoreError>;
 }

@@ -1,0 +1,194 @@
+//! Attach: a seat (re)joins at the durable head, takes or keeps its
+//! controller lease, and gets an attach receipt when the session issues them.
+
+use gaos_json::{Map, Value, canonical_json, sha256_hex};
+
+use super::SessionActor;
+use crate::answers::{Answer, fingerprint, seat_key};
+use crate::auth::token_hash;
+use crate::envelope::{self, EXT_ATTACH, EXT_LEASE};
+use crate::error::{HostError, from_kernel};
+use crate::lease::{LeaseError, Presented};
+use crate::receipts::{ReceiptFacts, ReceiptIssuer};
+use crate::storage::{AnswerKind, SessionStateKey, SessionStatus, WriteBatch, WriteOp};
+use crate::wire;
+
+impl SessionActor {
+    /// SHA-256 of `{"cursor","tick","views":{seat: view}}` (seats sorted),
+    /// the `stateDigest` of attach receipts.
+    fn state_digest(&self) -> String {
+        let mut preimage =
+            format!("{{\"cursor\":{},\"tick\":{},\"views\":{{", self.kernel.cursor(), self.kernel.tick());
+        let mut seats = self.config.seats.clone();
+        seats.sort();
+        for (i, seat) in seats.iter().enumerate() {
+            if i > 0 {
+                preimage.push(',');
+            }
+            preimage.push_str(&canonical_json(&Value::String(seat.clone())));
+            preimage.push(':');
+            if let Ok(view) = self.kernel.observe_canonical(seat) {
+                preimage.push_str(&view);
+            }
+        }
+        preimage.push_str("}}");
+        sha256_hex(preimage.as_bytes())
+    }
+
+    pub(super) async fn attach(&mut self, seat: &str, presented: &Presented, body: Value) -> Result<Answer, HostError> {
+        let map =
+            body.as_object().ok_or_else(|| HostError::invalid_request("the attach body must be a JSON object"))?;
+        if let Some(key) = map
+            .keys()
+            .find(|k| !["requestId", "participantId", "controller", "extensions", "lease"].contains(&k.as_str()))
+        {
+            return Err(HostError::invalid_request(format!("unknown attach field {key:?}")));
+        }
+        let request_id = map
+            .get("requestId")
+            .and_then(Value::as_str)
+            .filter(|s| !s.trim().is_empty())
+            .ok_or_else(|| HostError::invalid_request("requestId must be a non-blank string"))?
+            .to_owned();
+        match map.get("participantId") {
+            None => {}
+            Some(Value::String(p)) if p == seat => {}
+            Some(_) => return Err(HostError::forbidden(format!("this token attaches seat {seat:?} only"))),
+        }
+        if let Some(controller) = map.get("controller") {
+            gaos_session::policy::validate_controller(controller, "controller").map_err(HostError::invalid_request)?;
+        }
+        if let Some(ext) = map.get("extensions")
+            && !ext.is_object()
+        {
+            return Err(HostError::invalid_request("extensions must be a JSON object"));
+        }
+        if self.status == SessionStatus::Finalized {
+            return Err(HostError::conflict("session_finalized", "a finalized session cannot be attached"));
+        }
+        self.ensure_writable()?;
+        if !self.policy.attachable() {
+            return Err(HostError::conflict("not_attachable", "this session's policy says it is not attachable"));
+        }
+        let request = fingerprint(&body);
+        let key = seat_key(seat, &request_id);
+        if let Some(stored) = self.answers.get(AnswerKind::Attach, &key) {
+            let stored_revision = gaos_json::parse(&stored.body)
+                .ok()
+                .and_then(|b| b.get("binding").and_then(|x| x.get("revision")).and_then(Value::as_u64));
+            if stored.request == request && stored_revision == Some(self.kernel.cursor()) {
+                return Ok(Answer::replayed(stored));
+            }
+            return Err(HostError::conflict(
+                "attach_request_reused",
+                format!("attach request {request_id:?} was already used at another revision or with another body"),
+            ));
+        }
+        if let (Some(pinned), Some(controller)) = (&self.pinned_controller, map.get("controller"))
+            && canonical_json(pinned) != canonical_json(controller)
+        {
+            return Err(HostError::conflict(
+                "controller_mismatch",
+                "the attach controller differs from the session's pinned controller identity",
+            ));
+        }
+        // Claims: a lease-aware attach (with `lease`) takes the seat, refused
+        // while another claim is live; a lease-unaware attach takes a claim
+        // only when the seat has none, and otherwise acts under the current one.
+        let lease_request = map.get("lease");
+        let duration_ms = self.lease_duration(lease_request)?;
+        self.expire_leases().await;
+        let now = self.clock.now_ms();
+        let mut lease_token = None;
+        let current = self.leases.seats.get(seat).and_then(|l| l.current.as_ref());
+        // Fencing: an attach that carries an older epoch than the seat's is refused.
+        if let (Some(sent), Some(claim)) = (presented.epoch, current)
+            && sent < claim.epoch
+        {
+            return Err(HostError::from(LeaseError::WriterConflict {
+                seat: seat.to_owned(),
+                holder_id: Some(claim.holder_id.clone()),
+                epoch: claim.epoch,
+            }));
+        }
+        let has_claim = current.is_some();
+        if lease_request.is_some() || !has_claim {
+            let holder = map
+                .get("controller")
+                .and_then(|c| c.get("id"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .unwrap_or_else(|| format!("attach:{request_id}"));
+            let token = crate::auth::new_token("gaos_lease_");
+            let granted = self.leases.claim(seat, &holder, &token_hash(&token), duration_ms, now)?;
+            self.record_lease_events(granted.events).await?;
+            self.arm_timers();
+            lease_token = Some(token);
+        }
+        // A claim was just taken when a token was issued, so the token is
+        // never left without its claim.
+        let lease_ext =
+            self.leases.seats.get(seat).and_then(|l| l.current.as_ref()).map(|claim| wire::LeaseExtension {
+                token: lease_token,
+                epoch: claim.epoch,
+                expires_at: claim.expires_at,
+                duration_ms: claim.duration_ms,
+            });
+        let receipt_mode = ReceiptIssuer::mode(self.config.receipts, self.policy.wants_attach_receipts());
+        let revision = self.kernel.cursor();
+        let mut ext = envelope::base_extensions(&self.id, &self.finalization());
+        let mut result = Map::new();
+        result.insert("sessionId".into(), self.id.clone().into());
+        let done = self.kernel.is_terminal();
+        let view = self.kernel.observe(seat).map_err(from_kernel)?;
+        let submitted = self.kernel.window().intents.contains_key(seat);
+        result.insert("tick".into(), self.seat_observation(seat, &view, !submitted, done));
+        result.insert("binding".into(), envelope::binding(&self.id, revision, seat));
+        let mut issued: Option<String> = None;
+        if let Some(mode) = receipt_mode {
+            let facts = ReceiptFacts {
+                session_id: &self.id,
+                request_id: &request_id,
+                revision,
+                transcript_digest: self.transcript.digest(),
+                state_digest: self.state_digest(),
+                controller: map.get("controller").and_then(|c| c.as_object().cloned()),
+                attached_at_ms: now,
+            };
+            let receipt = self.receipts.issue(mode, facts).map_err(HostError::internal)?;
+            let mut att = Map::new();
+            att.insert("receiptDigest".into(), receipt.receipt_digest.clone().into());
+            att.insert("sequence".into(), self.receipts.next_sequence().into());
+            ext.insert(EXT_ATTACH.into(), Value::Object(att));
+            issued = Some(receipt.receipt_digest.clone());
+            result.insert("receipt".into(), receipt.to_value().map_err(|e| HostError::internal(e.to_string()))?);
+        }
+        if let Some(lease_ext) = lease_ext {
+            ext.insert(EXT_LEASE.into(), wire::value(&lease_ext));
+        }
+        result.insert("extensions".into(), Value::Object(ext));
+        let answer = Answer::json(200, &Value::Object(result));
+        let mut ops = vec![self.answer_op(AnswerKind::Attach, &key, &request, &answer), self.lease_op()];
+        if self.pinned_controller.is_none()
+            && let Some(controller) = map.get("controller")
+        {
+            ops.push(WriteOp::SessionState {
+                session_id: self.id.clone(),
+                key: SessionStateKey::Controller,
+                value: canonical_json(controller),
+            });
+        }
+        self.writer
+            .write(WriteBatch { ops: ops.clone() })
+            .await
+            .map_err(|e| HostError::unavailable(format!("the attach could not be made durable: {e}")))?;
+        self.remember(ops);
+        if self.pinned_controller.is_none() {
+            self.pinned_controller = map.get("controller").cloned();
+        }
+        if let Some(digest) = issued {
+            self.receipts.record(digest);
+        }
+        Ok(answer)
+    }
+}

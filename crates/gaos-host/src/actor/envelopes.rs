@@ -1,0 +1,76 @@
+//! What a seat (or a spectator) sees: the envelope of the current window,
+//! its finalization status, the creator's first envelope and snapshots.
+
+use gaos_json::{Map, Value, sha256_hex};
+
+use super::SessionActor;
+use crate::answers::{Answer, FINALIZE_KEY};
+use crate::envelope::{self, Finalization, Pending};
+use crate::error::HostError;
+use crate::storage::{AnswerKind, SessionStatus};
+
+impl SessionActor {
+    pub(super) fn finalization(&self) -> Finalization {
+        if self.status == SessionStatus::Finalized
+            && let Some(answer) = self.answers.get(AnswerKind::Finalize, FINALIZE_KEY)
+        {
+            return Finalization::Finalized { result_digest: sha256_hex(answer.body.as_bytes()) };
+        }
+        if self.kernel.is_terminal() { Finalization::Terminal } else { Finalization::Live }
+    }
+
+    pub(super) fn seat_observation(&self, seat: &str, view: &Value, can_act: bool, done: bool) -> Value {
+        let legal = if can_act && !done { self.game.legal_actions(view, seat) } else { Vec::new() };
+        envelope::observation(view, legal, done)
+    }
+
+    /// The envelope `seat` sees now (spectators: the public view).
+    pub(super) fn observe(&self, seat: Option<&str>) -> Result<Answer, HostError> {
+        let done = self.kernel.is_terminal();
+        let ext = envelope::base_extensions(&self.id, &self.finalization());
+        let Some(seat) = seat else {
+            let tick = envelope::observation(self.kernel.full_view(), Vec::new(), done);
+            return Ok(Answer::json(200, &envelope::envelope(&self.id, self.kernel.cursor(), tick, None, ext)));
+        };
+        let view = self.kernel.observe(seat).map_err(|e| HostError::forbidden(e.to_string()))?;
+        let window = self.kernel.window();
+        let submitted = window.intents.contains_key(seat);
+        let awaiting = window.awaiting();
+        if submitted && !awaiting.is_empty() && !done {
+            let tick = self.seat_observation(seat, &view, false, done);
+            let pending = Pending { submitted: window.submitted(), awaiting, accepted: None };
+            return Ok(Answer::json(
+                202,
+                &envelope::envelope(&self.id, self.kernel.cursor(), tick, Some(pending), ext),
+            ));
+        }
+        let tick = self.seat_observation(seat, &view, !submitted, done);
+        Ok(Answer::json(200, &envelope::envelope(&self.id, self.kernel.cursor(), tick, None, ext)))
+    }
+
+    /// The create answer: the creator seat's envelope with `extensions`
+    /// (credentials, policy, lease) added.
+    pub(super) fn creator_envelope(&self, extensions: Map) -> Result<Answer, HostError> {
+        let creator = self.config.creator.clone();
+        self.observe(Some(&creator)).map(|a| {
+            let mut value = gaos_json::parse(&a.body).expect("our own canonical JSON");
+            if let Some(ext) =
+                value.as_object_mut().and_then(|m| m.get_mut("extensions")).and_then(Value::as_object_mut)
+            {
+                ext.extend(extensions);
+            }
+            Answer::json(201, &value)
+        })
+    }
+
+    /// `GET /snapshot`: the seat's view as one delta after `after`.
+    pub(super) fn snapshot(&self, seat: &str, after: Option<u64>) -> Result<Answer, HostError> {
+        if let Some(reason) = &self.leases.revoked {
+            return Err(HostError::revoked(reason));
+        }
+        self.kernel
+            .snapshot(seat, after)
+            .map(|d| Answer::json(200, &d.to_value()))
+            .map_err(|e| HostError::invalid_request(e.to_string()))
+    }
+}

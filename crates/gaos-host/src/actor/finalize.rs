@@ -1,0 +1,130 @@
+//! Finalize: once the game reached a terminal result, the session's result
+//! (outcome, replay artifact, evaluation kind) is stored once and answered
+//! byte for byte to every exact retry.
+
+use gaos_json::{Map, Value, sha256_hex};
+use gaos_kernel::EventBody;
+use gaos_kernel::replay::{FinalizeOptions, finalize_replay};
+
+use super::SessionActor;
+use crate::answers::{Answer, FINALIZE_KEY, fingerprint};
+use crate::error::HostError;
+use crate::storage::{AnswerKind, SessionStatus, WriteBatch, WriteOp};
+
+impl SessionActor {
+    /// Identity permutation covering every `Action N` id in the transcript.
+    fn identity_perm(&self) -> Vec<u64> {
+        let mut max = 1u64;
+        for event in self.kernel.events().iter() {
+            if let EventBody::Resolution { inputs, .. } = &event.body {
+                for input in inputs {
+                    if let Some(n) = input.action.id.strip_prefix("Action ").and_then(|n| n.parse::<u64>().ok()) {
+                        max = max.max(n);
+                    }
+                }
+            }
+        }
+        (0..max).collect()
+    }
+
+    pub(super) fn replay_text(&self) -> Result<String, HostError> {
+        if !self.kernel.is_terminal() {
+            return Err(HostError::conflict(
+                "not_terminal",
+                "the replay exists once the game reached a terminal result",
+            ));
+        }
+        let transcript = self.kernel.live_transcript();
+        let artifact =
+            finalize_replay(&transcript, &FinalizeOptions { perm: self.identity_perm(), ..FinalizeOptions::default() })
+                .map_err(|e| HostError::internal(format!("finalizing the replay failed: {e}")))?;
+        Ok(artifact.to_jsonl())
+    }
+
+    pub(super) async fn finalize(&mut self, body: Value) -> Result<Answer, HostError> {
+        let map =
+            body.as_object().ok_or_else(|| HostError::invalid_request("the finalize body must be a JSON object"))?;
+        if let Some(key) = map.keys().find(|k| !["requestId", "metadata", "extensions"].contains(&k.as_str())) {
+            return Err(HostError::invalid_request(format!("unknown finalize field {key:?}")));
+        }
+        let request_id = map
+            .get("requestId")
+            .and_then(Value::as_str)
+            .filter(|s| !s.trim().is_empty())
+            .ok_or_else(|| HostError::invalid_request("requestId must be a non-blank string"))?;
+        if let Some(ext) = map.get("extensions")
+            && !ext.is_object()
+        {
+            return Err(HostError::invalid_request("extensions must be a JSON object"));
+        }
+        let request = fingerprint(&body);
+        if let Some(stored) = self.answers.get(AnswerKind::Finalize, FINALIZE_KEY) {
+            if stored.request == request {
+                return Ok(Answer::replayed(stored));
+            }
+            return Err(HostError::conflict(
+                "finalize_conflict",
+                "the session was already finalized by a different request; retry with the original requestId and body",
+            ));
+        }
+        if self.status == SessionStatus::Revoked {
+            self.ensure_writable()?;
+        }
+        if !self.kernel.is_terminal() {
+            return Err(HostError::conflict("not_terminal", "the game has not reached a terminal result yet"));
+        }
+        let replay = self.replay_text()?;
+        let terminal = self.kernel.events().iter().rev().find_map(|e| match &e.body {
+            EventBody::Resolution { result, .. } => Some(result.clone()),
+            _ => None,
+        });
+        let mut outcome = Map::new();
+        if let Some(result) = terminal {
+            outcome.insert("status".into(), result.status.into());
+            outcome.insert("stars".into(), result.stars.map_or(Value::Null, Value::Number));
+            outcome.insert("actionsUsed".into(), result.actions_used.into());
+        }
+        if let Some(o) = self.kernel.full_view().get("outcome") {
+            outcome.insert("outcome".into(), o.clone());
+        }
+        let mut result = Map::new();
+        result.insert("sessionId".into(), self.id.clone().into());
+        result.insert("status".into(), SessionStatus::Finalized.as_str().into());
+        result.insert("outcome".into(), Value::Object(outcome));
+        let replay_digest = sha256_hex(replay.as_bytes());
+        if self.policy.includes_replay() {
+            result.insert("replay".into(), replay.into());
+        }
+        let mut artifact = Map::new();
+        artifact.insert("kind".into(), "replay".into());
+        artifact.insert("digest".into(), replay_digest.into());
+        artifact.insert("mediaType".into(), gaos_kernel::replay::MEDIA_TYPE.into());
+        artifact.insert("uri".into(), format!("/v1/sessions/{}/replay", self.id).into());
+        result.insert("artifacts".into(), Value::Array(vec![Value::Object(artifact)]));
+        if self.policy.evaluation_kind() != "none" {
+            let mut evaluation = Map::new();
+            evaluation.insert("kind".into(), self.policy.evaluation_kind().into());
+            result.insert("evaluation".into(), Value::Object(evaluation));
+        }
+        let mut ext = Map::new();
+        ext.insert("gaos.session.request".into(), Value::String(request_id.to_owned()));
+        ext.insert("gaos.session.policy".into(), self.policy.digest().into());
+        if let Some(metadata) = map.get("metadata") {
+            ext.insert("gaos.session.metadata".into(), metadata.clone());
+        }
+        result.insert("extensions".into(), Value::Object(ext));
+        let answer = Answer::json(200, &Value::Object(result));
+        let op = self.answer_op(AnswerKind::Finalize, FINALIZE_KEY, &request, &answer);
+        let batch = WriteBatch {
+            ops: vec![op.clone(), WriteOp::SetStatus { session_id: self.id.clone(), status: SessionStatus::Finalized }],
+        };
+        self.writer
+            .write(batch)
+            .await
+            .map_err(|e| HostError::unavailable(format!("the finalization could not be made durable: {e}")))?;
+        self.remember([op]);
+        self.status = SessionStatus::Finalized;
+        self.arm_timers();
+        Ok(answer)
+    }
+}

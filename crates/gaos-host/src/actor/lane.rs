@@ -1,0 +1,160 @@
+//! The host lane: a prepared transition is persisted (one write batch, group
+//! committed with other sessions'), then committed to the kernel, then
+//! published; a persistence failure aborts it. Stored answers ride in the
+//! same batch as the transition they answer.
+
+use gaos_kernel::{AnyState, Cadence, DynReducer, ObservationDelta, Prepared, SessionKernel};
+use sha2::{Digest, Sha256};
+
+use super::SessionActor;
+use crate::answers::Answer;
+use crate::error::HostError;
+use crate::storage::{AnswerKind, SessionStatus, StoredAnswer, StoredEvent, WriteBatch, WriteOp};
+
+/// Running SHA-256 over the persisted events' canonical JSON joined by `\n`
+/// (the `transcriptDigest` of attach receipts), and how many events are
+/// persisted.
+pub(super) struct TranscriptHash {
+    hash: Sha256,
+    persisted: usize,
+}
+
+impl TranscriptHash {
+    /// The hash of the events `kernel` starts from (all persisted).
+    pub(super) fn of(kernel: &SessionKernel<DynReducer>) -> Self {
+        let mut transcript = TranscriptHash { hash: Sha256::new(), persisted: 0 };
+        for event in kernel.events().iter() {
+            transcript.append(event.canonical().as_bytes());
+        }
+        transcript
+    }
+
+    fn append(&mut self, canonical_event: &[u8]) {
+        if self.persisted > 0 {
+            self.hash.update(b"\n");
+        }
+        self.hash.update(canonical_event);
+        self.persisted += 1;
+    }
+
+    pub(super) fn digest(&self) -> String {
+        gaos_json::hex_encode(&self.hash.clone().finalize())
+    }
+}
+
+impl SessionActor {
+    /// Refuse writes to a finalized or revoked session.
+    pub(super) fn ensure_writable(&self) -> Result<(), HostError> {
+        match self.status {
+            SessionStatus::Finalized => Err(HostError::conflict(
+                "session_finalized",
+                "the session was finalized; no further actions are accepted",
+            )),
+            SessionStatus::Revoked => {
+                Err(HostError::revoked(self.leases.revoked.as_deref().unwrap_or("the session was revoked")))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn stored_events(&self, prepared: &Prepared<AnyState>) -> Vec<StoredEvent> {
+        prepared
+            .events()
+            .iter()
+            .enumerate()
+            .map(|(i, e)| StoredEvent {
+                seq: (self.transcript.persisted + i) as u64,
+                event_id: e.event_id.clone(),
+                transition_revision: e.transition_revision,
+                body: e.canonical(),
+            })
+            .collect()
+    }
+
+    /// Persist a prepared transition's events (plus `extra` writes) and
+    /// commit it; abort on persistence failure. Returns its deltas.
+    pub(super) async fn run_transition(
+        &mut self,
+        mut prepared: Prepared<AnyState>,
+        extra: Vec<WriteOp>,
+    ) -> Result<Vec<ObservationDelta>, HostError> {
+        let events = self.stored_events(&prepared);
+        let mut batch = WriteBatch::new();
+        if !events.is_empty() {
+            batch.push(WriteOp::Events { session_id: self.id.clone(), events: events.clone() });
+        }
+        for op in extra {
+            batch.push(op);
+        }
+        if let Err(e) = self.writer.write(batch).await {
+            let _ = self.kernel.abort(&mut prepared);
+            tracing::error!(session = %self.id, error = %e, "persisting a transition failed; it was aborted");
+            return Err(HostError::unavailable(format!("the transition could not be made durable: {e}")));
+        }
+        let deltas = prepared.deltas().to_vec();
+        self.kernel
+            .commit(&mut prepared)
+            .map_err(|e| HostError::internal(format!("commit after persist failed: {e}")))?;
+        for event in &events {
+            self.transcript.append(event.body.as_bytes());
+        }
+        if !events.is_empty() {
+            self.metrics.add_transitions(1);
+        }
+        self.publish(&deltas);
+        if self.kernel.is_terminal() && self.status == SessionStatus::Active {
+            self.status = SessionStatus::Terminal;
+            let _ = self
+                .writer
+                .write(WriteBatch {
+                    ops: vec![WriteOp::SetStatus { session_id: self.id.clone(), status: SessionStatus::Terminal }],
+                })
+                .await;
+        }
+        self.arm_timers();
+        Ok(deltas)
+    }
+
+    /// Turns cadence: resolve the open window once every participant submitted.
+    pub(super) async fn resolve_ready_window(&mut self) {
+        if self.config.cadence().ok() != Some(Cadence::Turns)
+            || self.kernel.is_terminal()
+            || !self.kernel.window().is_complete()
+            || self.status != SessionStatus::Active
+        {
+            return;
+        }
+        match self.kernel.prepare_advance(None) {
+            Ok(prepared) => {
+                if let Err(e) = self.run_transition(prepared, Vec::new()).await {
+                    tracing::warn!(session = %self.id, error = %e, "resolving a ready window failed");
+                }
+            }
+            Err(e @ gaos_kernel::KernelError::Reducer { .. }) => {
+                let _ = self.game_failed(e).await;
+            }
+            Err(e) => tracing::error!(session = %self.id, error = %e, "a ready window could not be resolved"),
+        }
+    }
+
+    /// The write that stores `answer` to the request fingerprinted `request`.
+    pub(super) fn answer_op(&self, kind: AnswerKind, key: &str, request: &str, answer: &Answer) -> WriteOp {
+        WriteOp::Answer(StoredAnswer {
+            session_id: self.id.clone(),
+            kind,
+            key: key.into(),
+            status: answer.status,
+            request: request.into(),
+            body: answer.body.clone(),
+        })
+    }
+
+    /// Keep the answers among `ops` (now durable) for exact retries.
+    pub(super) fn remember(&mut self, ops: impl IntoIterator<Item = WriteOp>) {
+        for op in ops {
+            if let WriteOp::Answer(answer) = op {
+                self.answers.remember(answer);
+            }
+        }
+    }
+}

@@ -1,0 +1,279 @@
+//! The actor's mailbox: the messages it takes, the handle that sends them,
+//! act batching, and the dispatch of every message to its room.
+
+use std::sync::Arc;
+
+use gaos_json::{Map, Value, canonical_json};
+use tokio::sync::{mpsc, oneshot};
+
+use super::SessionActor;
+use super::streams::Subscription;
+use crate::answers::Answer;
+use crate::error::HostError;
+use crate::lease::{LeaseOp, Presented};
+use crate::storage::SessionStatus;
+
+pub(crate) type Reply<T> = oneshot::Sender<Result<T, HostError>>;
+
+/// Where a live session stands, for its row of `GET /v1/sessions` (the
+/// rest of the row comes from the store).
+#[derive(Debug, Clone)]
+pub struct SessionSummary {
+    pub status: SessionStatus,
+    pub cursor: u64,
+    pub tick: u64,
+    pub seats: Vec<String>,
+}
+
+/// Messages to a session actor.
+pub enum Command {
+    Observe {
+        seat: Option<String>,
+        reply: Reply<Answer>,
+    },
+    Act {
+        seat: String,
+        presented: Presented,
+        body: Value,
+        reply: Reply<Answer>,
+    },
+    Attach {
+        seat: String,
+        presented: Presented,
+        body: Value,
+        reply: Reply<Answer>,
+    },
+    /// A lease dispatch: renew, heartbeat, pause, resume, stop. With
+    /// `operator`, the operator pauses `seat` (pause only).
+    Lease {
+        seat: String,
+        presented: Presented,
+        op: LeaseOp,
+        operator: bool,
+        reply: Reply<Answer>,
+    },
+    /// `GET /lease`.
+    LeaseInfo {
+        seat: String,
+        presented: Presented,
+        reply: Reply<Answer>,
+    },
+    /// Operator emergency stop (sent on the priority channel).
+    EmergencyStop {
+        reason: String,
+        reply: Reply<Answer>,
+    },
+    /// The (test) clock moved: re-check deadlines now.
+    ClockChanged,
+    Finalize {
+        body: Value,
+        reply: Reply<Answer>,
+    },
+    Snapshot {
+        seat: String,
+        after: Option<u64>,
+        reply: Reply<Answer>,
+    },
+    Subscribe {
+        seat: Option<String>,
+        after: Option<u64>,
+        reply: Reply<Subscription>,
+    },
+    Replay {
+        reply: Reply<String>,
+    },
+    Transcript {
+        reply: Reply<String>,
+    },
+    Summary {
+        reply: oneshot::Sender<SessionSummary>,
+    },
+    /// Answer for the creator seat right after creation (with credentials).
+    CreatorEnvelope {
+        extensions: Map,
+        reply: Reply<Answer>,
+    },
+}
+
+/// Handle to a running actor.
+#[derive(Clone)]
+pub struct ActorHandle {
+    pub tx: mpsc::Sender<Command>,
+    /// Work that must overtake queued commands (emergency stop).
+    pub priority: mpsc::Sender<Command>,
+    pub seats: Arc<Vec<String>>,
+}
+
+impl ActorHandle {
+    /// Send a command and wait for its answer.
+    pub async fn ask<T>(&self, make: impl FnOnce(Reply<T>) -> Command) -> Result<T, HostError> {
+        let (reply, wait) = oneshot::channel();
+        self.tx.send(make(reply)).await.map_err(|_| HostError::unavailable("the session actor has stopped"))?;
+        wait.await.map_err(|_| HostError::unavailable("the session actor dropped the request"))?
+    }
+
+    /// Like [`ActorHandle::ask`], ahead of every queued command.
+    pub async fn ask_first<T>(&self, make: impl FnOnce(Reply<T>) -> Command) -> Result<T, HostError> {
+        let (reply, wait) = oneshot::channel();
+        self.priority.send(make(reply)).await.map_err(|_| HostError::unavailable("the session actor has stopped"))?;
+        wait.await.map_err(|_| HostError::unavailable("the session actor dropped the request"))?
+    }
+}
+
+/// One act command, for batching.
+pub(super) struct ActRequest {
+    pub seat: String,
+    pub presented: Presented,
+    pub body: Value,
+    pub reply: Reply<Answer>,
+}
+
+/// Most acts handled as one batch.
+const ACT_BATCH: usize = 64;
+
+/// `first` and the acts queued right behind it (at most [`ACT_BATCH`]), so
+/// they go through the kernel and the store together; also the first
+/// other command met, which must be handled right after the batch.
+pub(super) async fn take_act_batch(
+    rx: &mut mpsc::Receiver<Command>,
+    first: ActRequest,
+) -> (Vec<ActRequest>, Option<Command>) {
+    let mut acts = vec![first];
+    if rx.is_empty() {
+        // Let request tasks that are already running (the other seats of a
+        // simultaneous window) hand over their acts, so one durable write
+        // carries them all.
+        tokio::task::yield_now().await;
+    }
+    while acts.len() < ACT_BATCH {
+        match rx.try_recv() {
+            Ok(Command::Act { seat, presented, body, reply }) => acts.push(ActRequest { seat, presented, body, reply }),
+            Ok(command) => return (acts, Some(command)),
+            Err(_) => break,
+        }
+    }
+    (acts, None)
+}
+
+impl SessionActor {
+    pub(super) async fn handle(&mut self, command: Command) {
+        match command {
+            Command::Observe { seat, reply } => {
+                let answer = match &self.leases.revoked {
+                    Some(reason) => Err(HostError::revoked(reason)),
+                    None => self.observe(seat.as_deref()),
+                };
+                let _ = reply.send(answer);
+            }
+            Command::Act { seat, presented, body, reply } => {
+                let answer = self.act(&seat, &presented, body).await;
+                let _ = reply.send(answer);
+            }
+            Command::Attach { seat, presented, body, reply } => {
+                let answer = self.attach(&seat, &presented, body).await;
+                let _ = reply.send(answer);
+            }
+            Command::Lease { seat, presented, op, operator, reply } => {
+                let answer = self.lease_call(&seat, &presented, op, operator).await;
+                let _ = reply.send(answer);
+            }
+            Command::LeaseInfo { seat, presented, reply } => {
+                let answer = self.lease_info(&seat, &presented).await;
+                let _ = reply.send(answer);
+            }
+            Command::EmergencyStop { reason, reply } => {
+                let answer = self.revoke(&reason, "operator").await;
+                let _ = reply.send(answer);
+            }
+            Command::ClockChanged => {
+                self.on_timer().await;
+            }
+            Command::Finalize { body, reply } => {
+                let answer = self.finalize(body).await;
+                let _ = reply.send(answer);
+            }
+            Command::Snapshot { seat, after, reply } => {
+                let _ = reply.send(self.snapshot(&seat, after));
+            }
+            Command::Subscribe { seat, after, reply } => {
+                let _ = reply.send(self.subscribe(seat.as_deref(), after));
+            }
+            Command::Replay { reply } => {
+                let answer = match &self.leases.revoked {
+                    Some(reason) => Err(HostError::revoked(reason)),
+                    None => self.replay_text(),
+                };
+                let _ = reply.send(answer);
+            }
+            Command::Transcript { reply } => {
+                let mut out = canonical_json(&self.kernel.session_header().to_value());
+                out.push('\n');
+                for event in self.kernel.events().iter() {
+                    out.push_str(&event.canonical());
+                    out.push('\n');
+                }
+                let _ = reply.send(Ok(out));
+            }
+            Command::Summary { reply } => {
+                let _ = reply.send(SessionSummary {
+                    status: self.status,
+                    cursor: self.kernel.cursor(),
+                    tick: self.kernel.tick(),
+                    seats: self.config.seats.clone(),
+                });
+            }
+            Command::CreatorEnvelope { extensions, reply } => {
+                let _ = reply.send(self.creator_envelope(extensions));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn act(seat: &str) -> (Command, oneshot::Receiver<Result<Answer, HostError>>) {
+        let (reply, wait) = oneshot::channel();
+        (Command::Act { seat: seat.into(), presented: Presented::default(), body: Value::Null, reply }, wait)
+    }
+
+    fn request(command: Command) -> ActRequest {
+        match command {
+            Command::Act { seat, presented, body, reply } => ActRequest { seat, presented, body, reply },
+            _ => unreachable!("an act"),
+        }
+    }
+
+    #[tokio::test]
+    async fn queued_acts_join_the_batch_up_to_the_first_other_command() {
+        let (tx, mut rx) = mpsc::channel(16);
+        let (first, _w0) = act("a");
+        let (second, _w1) = act("b");
+        let (third, _w2) = act("c");
+        tx.send(second).await.expect("queued");
+        tx.send(Command::ClockChanged).await.expect("queued");
+        tx.send(third).await.expect("queued");
+        let (acts, other) = take_act_batch(&mut rx, request(first)).await;
+        assert_eq!(acts.iter().map(|a| a.seat.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+        assert!(matches!(other, Some(Command::ClockChanged)), "the other command is handed back, not dropped");
+        let third = request(rx.try_recv().expect("the third act"));
+        let (acts, other) = take_act_batch(&mut rx, third).await;
+        assert_eq!((acts.len(), other.is_none()), (1, true));
+    }
+
+    #[tokio::test]
+    async fn a_batch_holds_at_most_act_batch_acts() {
+        let (tx, mut rx) = mpsc::channel(2 * ACT_BATCH);
+        let mut waits = Vec::new();
+        for _ in 0..ACT_BATCH + 5 {
+            let (command, wait) = act("a");
+            tx.send(command).await.expect("queued");
+            waits.push(wait);
+        }
+        let first = request(rx.try_recv().expect("an act"));
+        let (acts, other) = take_act_batch(&mut rx, first).await;
+        assert_eq!((acts.len(), other.is_none()), (ACT_BATCH, true));
+        assert_eq!(rx.len(), 5, "the rest wait for the next batch");
+    }
+}

@@ -1,0 +1,103 @@
+//! Observation streams: each seat's deltas, the spectators' public frames
+//! and lease events, as server-sent events (`GET .../stream`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use gaos_json::{Value, canonical_json};
+use gaos_kernel::ObservationDelta;
+use tokio::sync::broadcast;
+
+use super::SessionActor;
+use crate::error::HostError;
+use crate::wire;
+
+/// Items a stream buffers for a slow reader before it is told to resync.
+const STREAM_BUFFER: usize = 256;
+
+/// One server-sent event: its name (`delta`, `public`, `lease`) and data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamItem {
+    pub event: &'static str,
+    pub data: String,
+}
+
+/// A live observation stream: the first items, then the live channel.
+pub struct Subscription {
+    pub initial: Vec<Arc<StreamItem>>,
+    pub live: broadcast::Receiver<Arc<StreamItem>>,
+}
+
+/// The broadcast channels of one session.
+pub(super) struct Streams {
+    pub seats: HashMap<String, broadcast::Sender<Arc<StreamItem>>>,
+    pub spectator: broadcast::Sender<Arc<StreamItem>>,
+}
+
+impl Streams {
+    pub(super) fn new(seats: &[String]) -> Self {
+        Streams {
+            seats: seats.iter().map(|s| (s.clone(), broadcast::channel(STREAM_BUFFER).0)).collect(),
+            spectator: broadcast::channel(STREAM_BUFFER).0,
+        }
+    }
+}
+
+impl SessionActor {
+    pub(super) fn subscribe(&self, seat: Option<&str>, after: Option<u64>) -> Result<Subscription, HostError> {
+        if let Some(reason) = &self.leases.revoked {
+            return Err(HostError::revoked(reason));
+        }
+        match seat {
+            Some(seat) => {
+                let tx = self
+                    .streams
+                    .seats
+                    .get(seat)
+                    .ok_or_else(|| HostError::forbidden(format!("unknown seat {seat:?}")))?;
+                let live = tx.subscribe();
+                let mut initial = Vec::new();
+                if after != Some(self.kernel.transition_revision()) {
+                    let snapshot =
+                        self.kernel.snapshot(seat, after).map_err(|e| HostError::invalid_request(e.to_string()))?;
+                    initial.push(Arc::new(StreamItem { event: "delta", data: canonical_json(&snapshot.to_value()) }));
+                }
+                Ok(Subscription { initial, live })
+            }
+            None => Ok(Subscription {
+                initial: vec![Arc::new(StreamItem { event: "public", data: self.public_frame() })],
+                live: self.streams.spectator.subscribe(),
+            }),
+        }
+    }
+
+    pub(super) fn publish(&self, deltas: &[ObservationDelta]) {
+        for delta in deltas {
+            if let Some(tx) = self.streams.seats.get(&delta.seat)
+                && tx.receiver_count() > 0
+            {
+                let _ = tx.send(Arc::new(StreamItem { event: "delta", data: canonical_json(&delta.to_value()) }));
+            }
+        }
+        if !deltas.is_empty() && self.streams.spectator.receiver_count() > 0 {
+            let _ = self.streams.spectator.send(Arc::new(StreamItem { event: "public", data: self.public_frame() }));
+        }
+    }
+
+    fn public_frame(&self) -> String {
+        canonical_json(&wire::value(&wire::PublicFrame {
+            kind: "public",
+            transition_revision: self.kernel.transition_revision(),
+            tick: self.kernel.tick(),
+            view: self.kernel.full_view(),
+        }))
+    }
+
+    pub(super) fn publish_lease(&self, record: &Value) {
+        let item = Arc::new(StreamItem { event: "lease", data: canonical_json(record) });
+        for tx in self.streams.seats.values() {
+            let _ = tx.send(Arc::clone(&item));
+        }
+        let _ = self.streams.spectator.send(item);
+    }
+}

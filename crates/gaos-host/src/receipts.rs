@@ -1,0 +1,163 @@
+//! The receipt issuer of one session: attach receipts numbered from 0 and,
+//! in chained mode, linked by digest to the one before (spec lifecycle.md,
+//! RFC-018 attach receipts). Pure: the caller passes the digests and the
+//! time, and counts a receipt only once its attach answer is durable.
+
+use gaos_json::{Map, Value};
+use gaos_session::receipts::{AttachReceipt, ReceiptBody};
+
+use crate::config::ReceiptMode;
+use crate::storage::{AnswerKind, StoredAnswer};
+
+/// What a receipt attests, besides its place in the chain.
+#[derive(Debug, Clone)]
+pub(crate) struct ReceiptFacts<'a> {
+    pub session_id: &'a str,
+    pub request_id: &'a str,
+    pub revision: u64,
+    pub transcript_digest: String,
+    pub state_digest: String,
+    pub controller: Option<Map>,
+    /// Host clock milliseconds.
+    pub attached_at_ms: i64,
+}
+
+/// Receipts issued so far and the digest of the newest one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ReceiptIssuer {
+    issued: u64,
+    last_digest: Option<String>,
+}
+
+impl ReceiptIssuer {
+    /// The mode receipts are issued in: the session's configured mode, else
+    /// chained when the policy asks for attach receipts, else none.
+    pub(crate) fn mode(configured: Option<ReceiptMode>, policy_wants_receipts: bool) -> Option<ReceiptMode> {
+        configured.or(if policy_wants_receipts { Some(ReceiptMode::Chained) } else { None })
+    }
+
+    /// Resume after the receipts carried by stored attach answers.
+    pub(crate) fn resume<'a>(answers: impl IntoIterator<Item = &'a StoredAnswer>) -> Self {
+        let mut issuer = ReceiptIssuer::default();
+        let mut newest: Option<u64> = None;
+        for answer in answers.into_iter().filter(|a| a.kind == AnswerKind::Attach) {
+            let Ok(body) = gaos_json::parse(&answer.body) else { continue };
+            let Some(receipt) = body.get("receipt") else { continue };
+            let sequence = receipt.get("sequence").and_then(Value::as_u64).unwrap_or(0);
+            issuer.issued = issuer.issued.max(sequence + 1);
+            if newest.is_none_or(|s| sequence >= s)
+                && let Some(digest) = receipt.get("receiptDigest").and_then(Value::as_str)
+            {
+                newest = Some(sequence);
+                issuer.last_digest = Some(digest.to_owned());
+            }
+        }
+        issuer
+    }
+
+    /// The sequence number of the next receipt.
+    pub(crate) fn next_sequence(&self) -> u64 {
+        self.issued
+    }
+
+    /// The next receipt (not counted until [`ReceiptIssuer::record`]).
+    pub(crate) fn issue(&self, mode: ReceiptMode, facts: ReceiptFacts<'_>) -> Result<AttachReceipt, String> {
+        let mut body = ReceiptBody::new(
+            facts.session_id,
+            facts.request_id,
+            self.issued,
+            facts.revision,
+            facts.transcript_digest,
+            facts.state_digest,
+        );
+        if mode == ReceiptMode::Chained {
+            body.previous_receipt_digest = self.last_digest.clone();
+        }
+        body.controller = facts.controller;
+        body.attached_at = Some(facts.attached_at_ms as f64);
+        AttachReceipt::new(body).map_err(|e| e.to_string())
+    }
+
+    /// Count `receipt` as issued: its attach answer is durable.
+    pub(crate) fn record(&mut self, receipt_digest: String) {
+        self.issued += 1;
+        self.last_digest = Some(receipt_digest);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gaos_session::receipts::verify_typed_receipt_chain;
+
+    fn facts(request_id: &str, revision: u64) -> ReceiptFacts<'_> {
+        ReceiptFacts {
+            session_id: "s",
+            request_id,
+            revision,
+            transcript_digest: "t".repeat(64),
+            state_digest: "d".repeat(64),
+            controller: None,
+            attached_at_ms: 1_000,
+        }
+    }
+
+    fn attach_answer(receipt: &AttachReceipt) -> StoredAnswer {
+        let mut body = Map::new();
+        body.insert("receipt".into(), receipt.to_value().expect("JSON"));
+        StoredAnswer {
+            session_id: "s".into(),
+            kind: AnswerKind::Attach,
+            key: receipt.request_id.clone(),
+            status: 200,
+            request: String::new(),
+            body: gaos_json::canonical_json(&Value::Object(body)),
+        }
+    }
+
+    #[test]
+    fn chained_receipts_count_from_zero_and_link_by_digest() {
+        let mut issuer = ReceiptIssuer::default();
+        let first = issuer.issue(ReceiptMode::Chained, facts("r0", 0)).expect("a receipt");
+        assert_eq!((first.sequence, first.previous_receipt_digest.as_deref()), (0, None));
+        assert_eq!(issuer.issue(ReceiptMode::Chained, facts("r0", 0)).expect("again").sequence, 0, "not counted yet");
+        issuer.record(first.receipt_digest.clone());
+        let second = issuer.issue(ReceiptMode::Chained, facts("r1", 3)).expect("a receipt");
+        assert_eq!(second.sequence, 1);
+        assert_eq!(second.previous_receipt_digest.as_ref(), Some(&first.receipt_digest));
+        assert_eq!(second.attached_at, Some(1_000.0));
+        assert!(verify_typed_receipt_chain(&[first, second]).valid);
+    }
+
+    #[test]
+    fn unlinked_receipts_carry_no_previous_digest() {
+        let mut issuer = ReceiptIssuer::default();
+        let first = issuer.issue(ReceiptMode::Unlinked, facts("r0", 0)).expect("a receipt");
+        issuer.record(first.receipt_digest);
+        let second = issuer.issue(ReceiptMode::Unlinked, facts("r1", 1)).expect("a receipt");
+        assert_eq!((second.sequence, second.previous_receipt_digest), (1, None));
+    }
+
+    #[test]
+    fn a_reloaded_issuer_continues_after_the_newest_stored_receipt() {
+        let mut issuer = ReceiptIssuer::default();
+        let mut stored = Vec::new();
+        for (i, request) in ["r0", "r1", "r2"].iter().enumerate() {
+            let receipt = issuer.issue(ReceiptMode::Chained, facts(request, i as u64)).expect("a receipt");
+            stored.push(attach_answer(&receipt));
+            issuer.record(receipt.receipt_digest);
+        }
+        stored.reverse();
+        let resumed = ReceiptIssuer::resume(&stored);
+        assert_eq!(resumed, issuer);
+        assert_eq!(resumed.next_sequence(), 3);
+        assert_eq!(ReceiptIssuer::resume(&[]), ReceiptIssuer::default());
+    }
+
+    #[test]
+    fn the_mode_follows_the_session_then_the_policy() {
+        assert_eq!(ReceiptIssuer::mode(Some(ReceiptMode::Unlinked), true), Some(ReceiptMode::Unlinked));
+        assert_eq!(ReceiptIssuer::mode(None, true), Some(ReceiptMode::Chained));
+        assert_eq!(ReceiptIssuer::mode(None, false), None);
+    }
+}
