@@ -3,12 +3,11 @@
 
 use gaos_json::{Map, Value};
 use gaos_kernel::{SessionBinding, TickEnvelope};
+use gaos_session::FinalizationStatus;
 
-/// Extension keys the host sets (the RFC-018 ones are the runner's, which
-/// reads them).
-pub use gaos_session::{EXT_ATTACH, EXT_EPISODE, EXT_FINALIZATION, EXT_POLICY};
-pub const EXT_CREDENTIALS: &str = "gaos.host.credentials";
-pub const EXT_LEASE: &str = "gaos.host.lease";
+/// Extension keys the host sets: the contract's (gaos-session), which
+/// clients read, plus the host's own rejection notices.
+pub use gaos_session::{EXT_ATTACH, EXT_CREDENTIALS, EXT_EPISODE, EXT_FINALIZATION, EXT_LEASE, EXT_POLICY};
 pub const EXT_REJECTIONS: &str = "gaos.session.rejections";
 
 /// Where a session is in its lifecycle, as envelopes report it.
@@ -38,12 +37,12 @@ pub fn base_extensions(session_id: &str, finalization: &Finalization) -> Map {
         Finalization::Live => {}
         Finalization::Terminal => {
             let mut f = Map::new();
-            f.insert("status".into(), "terminal".into());
+            f.insert("status".into(), FinalizationStatus::Terminal.as_str().into());
             ext.insert(EXT_FINALIZATION.into(), Value::Object(f));
         }
         Finalization::Finalized { result_digest } => {
             let mut f = Map::new();
-            f.insert("status".into(), "finalized".into());
+            f.insert("status".into(), FinalizationStatus::Finalized.as_str().into());
             f.insert("resultDigest".into(), result_digest.clone().into());
             ext.insert(EXT_FINALIZATION.into(), Value::Object(f));
         }

@@ -39,13 +39,13 @@ use std::time::Duration;
 use gaos_json::{Value, canonical_json};
 use gaos_kernel::{CommandSubmission, SessionBinding};
 use gaos_session::receipts::AttachReceipt;
-use gaos_session::{AttachRequest, BoxFuture, LifecycleHandle, SessionTransport};
+use gaos_session::{AttachRequest, BoxFuture, LeaseGrant, LifecycleHandle, SessionTransport};
 use gaos_session::{Observation, SessionError, SessionPolicy};
 use tokio::sync::broadcast;
 
 use crate::answers::Answer;
 use crate::auth::{Caller, token_hash};
-use crate::envelope::{EXT_CREDENTIALS, EXT_LEASE};
+use crate::envelope::EXT_CREDENTIALS;
 use crate::error::HostError;
 use crate::host::{Host, HostOptions};
 use crate::lease::{LeaseOp, Presented};
@@ -215,10 +215,6 @@ fn extension<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
     value.get("extensions").and_then(|e| e.get(key))
 }
 
-fn lease_token(value: &Value) -> Option<String> {
-    extension(value, EXT_LEASE).and_then(|l| l.get("token")).and_then(Value::as_str).map(str::to_owned)
-}
-
 impl InProcessSessionHandle {
     /// `createSessionHandle(request, policy)`: create a session as the
     /// operator with `{...request, policy}` and return the creator seat's
@@ -259,7 +255,7 @@ impl InProcessSessionHandle {
             SessionError::Protocol(format!("the create answer has no token for the creator seat {creator:?}"))
         })?;
         let transport = InProcessTransport::new(host, token)?;
-        transport.set_lease_token(lease_token(&value));
+        transport.set_lease_token(LeaseGrant::token_in(value.get("extensions").and_then(Value::as_object)));
         let binding = observation.binding(&creator);
         let inner = LifecycleHandle::new(transport, binding, policy.clone(), None, observation.announces_terminal())?;
         Ok(InProcessCreated {
@@ -290,7 +286,7 @@ impl InProcessSessionHandle {
             .map_err(session_error)?;
         let value = parse_answer(&answer)?;
         let (binding, receipt, terminal) = read_attach(&value, session_id, request)?;
-        transport.set_lease_token(lease_token(&value));
+        transport.set_lease_token(LeaseGrant::token_in(value.get("extensions").and_then(Value::as_object)));
         let inner = LifecycleHandle::new(transport, binding, policy.clone(), receipt, terminal)?;
         Ok(InProcessSessionHandle { inner })
     }

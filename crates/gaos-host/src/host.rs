@@ -533,8 +533,13 @@ impl Host {
             let sessions = self.sessions_read();
             sessions.values().filter_map(|slot| slot.get().cloned()).collect()
         };
-        for handle in handles {
-            let _ = handle.tx.send(Command::ClockChanged).await;
+        // Every live actor re-checks its deadlines before the move is
+        // acknowledged; an actor that stopped meanwhile has nothing to fire.
+        let acks = handles.iter().map(|handle| handle.ask(|reply| Command::ClockChanged { reply }));
+        for ack in futures_util::future::join_all(acks).await {
+            if let Err(error) = ack {
+                tracing::debug!(%error, "a session actor stopped before it saw the clock move");
+            }
         }
         Ok(wire::value(&wire::ClockMoved { now_ms: now }))
     }

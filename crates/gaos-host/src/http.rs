@@ -32,7 +32,7 @@ use crate::lease::{LeaseOp, Presented};
 use crate::metrics::Metrics;
 use crate::storage::SessionStatus;
 
-use extract::{JsonBody, OptionalJsonBody, SubmissionBody};
+use extract::{JsonBody, LeaseCall, OptionalJsonBody, SubmissionBody};
 use response::{json_response, json_text, text};
 
 type Answered = Result<Response, HostError>;
@@ -191,70 +191,32 @@ fn reason_of(body: &Value, default: &str) -> Result<String, HostError> {
     }
 }
 
-/// A lease route (body `{"reason"}`; operator pause: `{"seat"}`) with the
-/// route's own [`LeaseOp`].
-async fn lease_route(
-    host: &Host,
-    id: &str,
-    caller: &Caller,
-    presented: Presented,
-    body: &Value,
-    op: LeaseOp,
-) -> Answered {
-    let seat = body.get("seat").and_then(Value::as_str).map(str::to_owned);
-    Ok(host.lease(caller, id, presented, op, seat).await?.into_response())
+/// A lease route with the route's own [`LeaseOp`].
+async fn lease_route(host: &Host, call: LeaseCall, op: LeaseOp) -> Answered {
+    let seat = call.body.get("seat").and_then(Value::as_str).map(str::to_owned);
+    Ok(host.lease(&call.caller, &call.id, call.presented, op, seat).await?.into_response())
 }
 
-async fn renew(
-    State(host): State<Host>,
-    Path(id): Path<String>,
-    caller: Caller,
-    presented: Presented,
-    OptionalJsonBody(body): OptionalJsonBody,
-) -> Answered {
-    lease_route(&host, &id, &caller, presented, &body, LeaseOp::Renew).await
+async fn renew(State(host): State<Host>, call: LeaseCall) -> Answered {
+    lease_route(&host, call, LeaseOp::Renew).await
 }
 
-async fn heartbeat(
-    State(host): State<Host>,
-    Path(id): Path<String>,
-    caller: Caller,
-    presented: Presented,
-    OptionalJsonBody(body): OptionalJsonBody,
-) -> Answered {
-    lease_route(&host, &id, &caller, presented, &body, LeaseOp::Heartbeat).await
+async fn heartbeat(State(host): State<Host>, call: LeaseCall) -> Answered {
+    lease_route(&host, call, LeaseOp::Heartbeat).await
 }
 
-async fn pause(
-    State(host): State<Host>,
-    Path(id): Path<String>,
-    caller: Caller,
-    presented: Presented,
-    OptionalJsonBody(body): OptionalJsonBody,
-) -> Answered {
-    let op = LeaseOp::Pause(reason_of(&body, "paused")?);
-    lease_route(&host, &id, &caller, presented, &body, op).await
+async fn pause(State(host): State<Host>, call: LeaseCall) -> Answered {
+    let op = LeaseOp::Pause(reason_of(&call.body, "paused")?);
+    lease_route(&host, call, op).await
 }
 
-async fn resume(
-    State(host): State<Host>,
-    Path(id): Path<String>,
-    caller: Caller,
-    presented: Presented,
-    OptionalJsonBody(body): OptionalJsonBody,
-) -> Answered {
-    lease_route(&host, &id, &caller, presented, &body, LeaseOp::Resume).await
+async fn resume(State(host): State<Host>, call: LeaseCall) -> Answered {
+    lease_route(&host, call, LeaseOp::Resume).await
 }
 
-async fn stop(
-    State(host): State<Host>,
-    Path(id): Path<String>,
-    caller: Caller,
-    presented: Presented,
-    OptionalJsonBody(body): OptionalJsonBody,
-) -> Answered {
-    let op = LeaseOp::Stop(reason_of(&body, "stopped")?);
-    lease_route(&host, &id, &caller, presented, &body, op).await
+async fn stop(State(host): State<Host>, call: LeaseCall) -> Answered {
+    let op = LeaseOp::Stop(reason_of(&call.body, "stopped")?);
+    lease_route(&host, call, op).await
 }
 
 async fn lease_info(

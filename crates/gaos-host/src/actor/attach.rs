@@ -1,7 +1,7 @@
 //! Attach: a seat (re)joins at the durable head, takes or keeps its
 //! controller lease, and gets an attach receipt when the session issues them.
 
-use gaos_json::{Map, Value, canonical_json, sha256_hex};
+use gaos_json::{Map, Value, canonical_json};
 
 use super::SessionActor;
 use crate::answers::{Answer, fingerprint, seat_key};
@@ -14,27 +14,6 @@ use crate::storage::{AnswerKind, SessionStateKey, SessionStatus, WriteBatch, Wri
 use crate::wire;
 
 impl SessionActor {
-    /// SHA-256 of `{"cursor","tick","views":{seat: view}}` (seats sorted),
-    /// the `stateDigest` of attach receipts.
-    fn state_digest(&self) -> String {
-        let mut preimage =
-            format!("{{\"cursor\":{},\"tick\":{},\"views\":{{", self.kernel.cursor(), self.kernel.tick());
-        let mut seats = self.config.seats.clone();
-        seats.sort();
-        for (i, seat) in seats.iter().enumerate() {
-            if i > 0 {
-                preimage.push(',');
-            }
-            preimage.push_str(&canonical_json(&Value::String(seat.clone())));
-            preimage.push(':');
-            if let Ok(view) = self.kernel.observe_canonical(seat) {
-                preimage.push_str(&view);
-            }
-        }
-        preimage.push_str("}}");
-        sha256_hex(preimage.as_bytes())
-    }
-
     pub(super) async fn attach(&mut self, seat: &str, presented: &Presented, body: Value) -> Result<Answer, HostError> {
         let map =
             body.as_object().ok_or_else(|| HostError::invalid_request("the attach body must be a JSON object"))?;
@@ -151,7 +130,7 @@ impl SessionActor {
                 request_id: &request_id,
                 revision,
                 transcript_digest: self.transcript.digest(),
-                state_digest: self.state_digest(),
+                state_digest: self.kernel.attach_state_digest(),
                 controller: map.get("controller").and_then(|c| c.as_object().cloned()),
                 attached_at_ms: now,
             };

@@ -101,7 +101,7 @@ impl SessionActor {
         artifact.insert("mediaType".into(), gaos_kernel::replay::MEDIA_TYPE.into());
         artifact.insert("uri".into(), format!("/v1/sessions/{}/replay", self.id).into());
         result.insert("artifacts".into(), Value::Array(vec![Value::Object(artifact)]));
-        if self.policy.evaluation_kind() != "none" {
+        if self.policy.evaluation() != gaos_session::EvaluationKind::None {
             let mut evaluation = Map::new();
             evaluation.insert("kind".into(), self.policy.evaluation_kind().into());
             result.insert("evaluation".into(), Value::Object(evaluation));

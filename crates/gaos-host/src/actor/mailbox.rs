@@ -63,8 +63,12 @@ pub enum Command {
         reason: String,
         reply: Reply<Answer>,
     },
-    /// The (test) clock moved: re-check deadlines now.
-    ClockChanged,
+    /// The (test) clock moved: re-check deadlines now, then answer, so the
+    /// clock route acknowledges a move only once every deadline it passed
+    /// has fired (lapses recorded, timeouts resolved).
+    ClockChanged {
+        reply: Reply<()>,
+    },
     Finalize {
         body: Value,
         reply: Reply<Answer>,
@@ -185,8 +189,9 @@ impl SessionActor {
                 let answer = self.revoke(&reason, "operator").await;
                 let _ = reply.send(answer);
             }
-            Command::ClockChanged => {
+            Command::ClockChanged { reply } => {
                 self.on_timer().await;
+                let _ = reply.send(Ok(()));
             }
             Command::Finalize { body, reply } => {
                 let answer = self.finalize(body).await;
@@ -252,11 +257,12 @@ mod tests {
         let (second, _w1) = act("b");
         let (third, _w2) = act("c");
         tx.send(second).await.expect("queued");
-        tx.send(Command::ClockChanged).await.expect("queued");
+        let (clock_reply, _clock_wait) = oneshot::channel();
+        tx.send(Command::ClockChanged { reply: clock_reply }).await.expect("queued");
         tx.send(third).await.expect("queued");
         let (acts, other) = take_act_batch(&mut rx, request(first)).await;
         assert_eq!(acts.iter().map(|a| a.seat.as_str()).collect::<Vec<_>>(), ["a", "b"]);
-        assert!(matches!(other, Some(Command::ClockChanged)), "the other command is handed back, not dropped");
+        assert!(matches!(other, Some(Command::ClockChanged { .. })), "the other command is handed back, not dropped");
         let third = request(rx.try_recv().expect("the third act"));
         let (acts, other) = take_act_batch(&mut rx, third).await;
         assert_eq!((acts.len(), other.is_none()), (1, true));

@@ -4,7 +4,7 @@
 //! [`HostError`], answered like every other one.
 
 use axum::body::Body;
-use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::extract::{FromRequest, FromRequestParts, Path, Request};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use gaos_json::Value;
@@ -120,4 +120,29 @@ async fn read_json(body: Body, malformed_code: &str) -> Result<Option<Value>, Ho
     gaos_json::parse_bytes(&bytes)
         .map(Some)
         .map_err(|e| HostError::bad_request(malformed_code, format!("the request body is not valid JSON: {e}")))
+}
+
+/// What every lease route reads, in the order the routes always read it:
+/// the session id, the caller, the presented lease, then the optional body
+/// (`{"reason"}`; the operator's pause also `{"seat"}`).
+pub(crate) struct LeaseCall {
+    pub id: String,
+    pub caller: Caller,
+    pub presented: Presented,
+    pub body: Value,
+}
+
+impl FromRequest<Host> for LeaseCall {
+    type Rejection = HostError;
+
+    async fn from_request(request: Request, host: &Host) -> Result<Self, HostError> {
+        let (mut parts, body) = request.into_parts();
+        let Path(id) = Path::<String>::from_request_parts(&mut parts, host)
+            .await
+            .map_err(|e| HostError::invalid_request(format!("bad session path: {e}")))?;
+        let caller = Caller::from_request_parts(&mut parts, host).await?;
+        let presented = Presented::from_request_parts(&mut parts, host).await?;
+        let OptionalJsonBody(body) = OptionalJsonBody::from_request(Request::from_parts(parts, body), host).await?;
+        Ok(Self { id, caller, presented, body })
+    }
 }
