@@ -136,6 +136,7 @@ fn resolution_inputs_must_be_the_consumed_intents_frozen_actions() {
         (commits, vec!["inputs", "1"], "submissionId", "b-9".into(), "resolution input 1: `submissionId`"),
         (commits, vec!["inputs", "0"], "canonicalCommand", "{}".into(), "resolution input 0: `canonicalCommand`"),
         (commits, vec!["inputs", "0"], "cursor", 4u32.into(), "resolution input 0: `cursor`"),
+        (commits, vec!["inputs", "1"], "clientTime", 7u32.into(), "resolution input 1: `clientTime`"),
         (reveals, vec!["inputs", "0", "action"], "verifiedPayload", Value::Null, "resolution input 0: `action`"),
     ];
     for (index, path, key, value, field) in cases {

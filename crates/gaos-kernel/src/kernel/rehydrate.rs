@@ -3,7 +3,11 @@
 //! Persisted events are authoritative, including events of a transition
 //! whose commit was never observed (a crash between persist and commit).
 //! Every recorded fact that can be recomputed is recomputed and compared:
-//! frozen actions, reveal checks, resolution results and checkpoint digests.
+//! frozen actions, a resolution's inputs against the intents it consumes, a
+//! timeout's system input against the game's mapping, reveal checks (a
+//! rejection's reveal must really mismatch), resolution results, extension
+//! ticks and sizes, and checkpoint digests. A disagreement is a type error
+//! naming the event (`transcript event <index>`) and the field.
 
 use std::sync::Arc;
 
@@ -367,7 +371,7 @@ where
     /// The recorded inputs are what live resolution would have built from the
     /// consumed intents (ARCHITECTURE.md invariant 5): one user input per
     /// consumed identity, in the same order, with its `submissionId`,
-    /// `canonicalCommand`, `cursor` and frozen `action` (the seat filled in
+    /// `canonicalCommand`, `cursor`, chain fields and frozen `action` (the seat filled in
     /// and, for a reveal, `verifiedPayload` set); then a timeout's system
     /// input and nothing else. The reducer runs on the recorded actions, so a
     /// transcript whose inputs were edited would otherwise replay a game
@@ -400,6 +404,14 @@ where
             }
             if input.cursor != Some(window.revision) {
                 return Err(field(k, "cursor"));
+            }
+            let chain = [
+                ("clientTime", &input.client_time, &intent.client_time),
+                ("prevChainHash", &input.prev_chain_hash, &intent.prev_chain_hash),
+                ("sig", &input.sig, &intent.sig),
+            ];
+            if let Some((name, ..)) = chain.iter().find(|(_, recorded, accepted)| recorded != accepted) {
+                return Err(field(k, name));
             }
             let mut frozen = self.live.window_actions.get(seat).cloned().unwrap_or_default();
             if frozen.seat.is_none() {
