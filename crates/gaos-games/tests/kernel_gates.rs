@@ -665,6 +665,7 @@ fn vault(limit: Option<f64>) -> SessionKernel<DynReducer> {
         seats: vec!["north".into(), "south".into()],
         cadence: ticks(1.0),
         host_time: HostTime::None,
+        dmath: None,
         command_to_action: vault_mapper(),
         timeout_to_action: None,
         limits: SessionLimits { max_open_commitments_per_seat: limit, ..SessionLimits::default() },

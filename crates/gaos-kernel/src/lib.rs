@@ -9,6 +9,7 @@ pub mod action;
 mod audit;
 pub mod commitment;
 mod digest;
+pub mod dmath;
 pub mod error;
 pub mod game;
 mod hash;
@@ -19,6 +20,7 @@ pub mod seed;
 mod view;
 
 pub use action::{ActionTarget, COMMIT_SCHEME, CommitEnvelope, RevealEnvelope, SubmittedAction};
+pub use dmath::{DMATH_ALGORITHM, Dmath, DmathBackend};
 pub use error::{
     AdvanceCode, ArgumentCode, ConflictCode, GameError, IntentError, IntentErrorCode, KernelError, LifecycleCode,
 };

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use gaos_json::Value;
 
 use crate::action::SubmittedAction;
+use crate::dmath::{DMATH_ALGORITHM, Dmath};
 use crate::error::{GameError, KernelError};
 use crate::event::{HeaderCadence, SeedPolicy, SessionHeader};
 use crate::game::{CommandContext, Game, GameRef, TimeoutContext, TimeoutInput};
@@ -167,6 +168,8 @@ pub struct KernelOptions<R: TickReducer> {
     pub seats: Vec<String>,
     pub cadence: Cadence,
     pub host_time: HostTime,
+    /// Recorded in the header (`dmath`); the kernel never runs it.
+    pub dmath: Option<Dmath>,
     pub command_to_action: CommandMapper,
     pub timeout_to_action: Option<TimeoutMapper>,
     pub limits: SessionLimits,
@@ -188,6 +191,7 @@ impl<R: TickReducer + Clone> Clone for KernelOptions<R> {
             seats: self.seats.clone(),
             cadence: self.cadence,
             host_time: self.host_time.clone(),
+            dmath: self.dmath.clone(),
             command_to_action: self.command_to_action.clone(),
             timeout_to_action: self.timeout_to_action.clone(),
             limits: self.limits,
@@ -220,7 +224,7 @@ impl<R: TickReducer> KernelOptions<R> {
             timeout_policy: None,
             seat_keys: None,
             signature_policy: None,
-            dmath: None,
+            dmath: self.dmath.as_ref().map(Dmath::to_value),
         }
     }
 
@@ -247,6 +251,14 @@ impl<R: TickReducer> KernelOptions<R> {
             if self.seats[..i].contains(seat) {
                 return Err(KernelError::type_error(format!("duplicate seat id {seat:?}")));
             }
+        }
+        if let Some(dmath) = &self.dmath
+            && dmath.algorithm != DMATH_ALGORITHM
+        {
+            return Err(KernelError::type_error(format!(
+                "dmath.algorithm must be \"{DMATH_ALGORITHM}\", got {:?}",
+                dmath.algorithm
+            )));
         }
         if matches!(self.cadence, Cadence::Ticks(_)) && !self.reducer.supports_empty_ticks() {
             return Err(KernelError::type_error("ticks cadence requires a reducer with advance"));
@@ -276,7 +288,7 @@ impl KernelOptions<DynReducer> {
     /// Unset: no level version, level id `""` and level `null` (construction
     /// refuses an empty level id), seed 0 with the explicit policy, the
     /// game's declared seats, turns cadence, no timeout mapper, default
-    /// limits, no host time, clone isolation.
+    /// limits, no host time, no dmath declaration, clone isolation.
     pub fn builder(game: &Arc<dyn Game>, session_id: &str) -> GameOptionsBuilder {
         GameOptionsBuilder {
             game: Arc::clone(game),
@@ -289,6 +301,8 @@ impl KernelOptions<DynReducer> {
             seats: None,
             cadence: Cadence::Turns,
             with_timeout_mapper: false,
+            host_time: HostTime::None,
+            dmath: None,
         }
     }
 }
@@ -306,6 +320,8 @@ pub struct GameOptionsBuilder {
     seats: Option<Vec<String>>,
     cadence: Cadence,
     with_timeout_mapper: bool,
+    host_time: HostTime,
+    dmath: Option<Dmath>,
 }
 
 impl GameOptionsBuilder {
@@ -346,6 +362,19 @@ impl GameOptionsBuilder {
         self
     }
 
+    /// The host clock policy (default [`HostTime::None`]: no `hostTime` on
+    /// events). The kernel never reads a clock: a provider is the host's.
+    pub fn host_time(mut self, host_time: HostTime) -> Self {
+        self.host_time = host_time;
+        self
+    }
+
+    /// The deterministic-math declaration recorded in the header (default none).
+    pub fn dmath(mut self, dmath: Option<Dmath>) -> Self {
+        self.dmath = dmath;
+        self
+    }
+
     pub fn build(self) -> KernelOptions<DynReducer> {
         let game = self.game;
         let mapper_game = Arc::clone(&game);
@@ -371,7 +400,8 @@ impl GameOptionsBuilder {
             seed_policy: self.seed_policy,
             seats: self.seats.unwrap_or_else(|| game.seats()),
             cadence: self.cadence,
-            host_time: HostTime::None,
+            host_time: self.host_time,
+            dmath: self.dmath,
             command_to_action,
             timeout_to_action,
             limits: SessionLimits::default(),
@@ -429,6 +459,7 @@ mod tests {
             seats: vec!["red".into(), "blue".into()],
             cadence: Cadence::Turns,
             host_time: HostTime::None,
+            dmath: None,
             command_to_action: Arc::new(|_, _| Ok(SubmittedAction::new("Action 1"))),
             timeout_to_action: None,
             limits: SessionLimits::default(),

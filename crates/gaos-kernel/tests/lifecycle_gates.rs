@@ -240,6 +240,7 @@ fn options<F: Fixture>(isolation: Option<Arc<CountingIsolation<F>>>) -> KernelOp
         seats: SEATS.iter().map(|s| (*s).to_owned()).collect(),
         cadence: Cadence::Turns,
         host_time: HostTime::None,
+        dmath: None,
         command_to_action: command_mapper(),
         timeout_to_action: None,
         limits: SessionLimits::default(),

@@ -50,6 +50,7 @@ fn options() -> Arc<KernelOptions<Rounds>> {
         seats: vec!["a".into(), "b".into()],
         cadence: Cadence::Turns,
         host_time: HostTime::None,
+        dmath: None,
         // Commands are the actions themselves.
         command_to_action: Arc::new(|command, _| {
             gaos_json::from_value(command.clone()).map_err(|e| GameError::new(e.to_string()))

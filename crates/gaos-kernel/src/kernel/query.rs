@@ -224,6 +224,7 @@ mod tests {
             seats: vec!["red".into(), "blue".into(), "Zed".into()],
             cadence: Cadence::Ticks(crate::protocol::TickRate::new(10.0).expect("a valid rate")),
             host_time: HostTime::None,
+            dmath: None,
             command_to_action: Arc::new(|_, _| Ok(SubmittedAction::new("Action 1"))),
             timeout_to_action: None,
             limits: SessionLimits::default(),

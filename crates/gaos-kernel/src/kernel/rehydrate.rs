@@ -3,7 +3,11 @@
 //! Persisted events are authoritative, including events of a transition
 //! whose commit was never observed (a crash between persist and commit).
 //! Every recorded fact that can be recomputed is recomputed and compared:
-//! frozen actions, reveal checks, resolution results and checkpoint digests.
+//! frozen actions, a resolution's inputs against the intents it consumes, a
+//! timeout's system input against the game's mapping, reveal checks (a
+//! rejection's reveal must really mismatch), resolution results, extension
+//! ticks and sizes, and checkpoint digests. A disagreement is a type error
+//! naming the event (`transcript event <index>`) and the field.
 
 use std::sync::Arc;
 
@@ -18,9 +22,10 @@ use crate::audit::validate_timeout_audit;
 use crate::commitment::{RevealCheck, SaltOwner};
 use crate::error::KernelError;
 use crate::event::{
-    CanonicalInput, EventBody, EventLog, ResolutionResult, SessionEvent, SessionHeader, SubmissionIdentity,
+    AttemptedReveal, CanonicalInput, EventBody, EventLog, ResolutionCause, ResolutionResult, SessionEvent,
+    SessionHeader, SubmissionIdentity,
 };
-use crate::game::CommandContext;
+use crate::game::{CommandContext, TimeoutInput};
 use crate::options::KernelOptions;
 use crate::protocol::Intent;
 use crate::reducer::TickReducer;
@@ -77,9 +82,13 @@ where
             if !is_event_id(&event.event_id, &kernel.options.session_id, event.transition_revision, index_in_revision) {
                 return Err(bad(i, format!("unexpected eventId {:?}", event.event_id)));
             }
+            if event.host_time.is_some_and(|t| t as f64 > gaos_json::MAX_SAFE_INTEGER) {
+                return Err(bad(i, "hostTime must be a non-negative safe integer"));
+            }
             index_in_revision += 1;
             last_revision = event.transition_revision;
-            kernel.replay_event(i, event, final_cursor)?;
+            let previous = i.checked_sub(1).map(|p| &events[p]);
+            kernel.replay_event(i, event, previous, final_cursor)?;
         }
         kernel.live.transition_revision = last_revision;
         kernel.live.events = EventLog::from(events);
@@ -88,7 +97,14 @@ where
 
     /// Re-apply one event. `final_cursor` is the cursor after the whole
     /// transcript: a receipt that will have been evicted by then is not built.
-    fn replay_event(&mut self, i: usize, event: &SessionEvent, final_cursor: u64) -> Result<(), KernelError> {
+    /// `previous` is the event before it (a timeout resolution's timeout).
+    fn replay_event(
+        &mut self,
+        i: usize,
+        event: &SessionEvent,
+        previous: Option<&SessionEvent>,
+        final_cursor: u64,
+    ) -> Result<(), KernelError> {
         match &event.body {
             EventBody::IntentAccepted {
                 tick,
@@ -118,23 +134,58 @@ where
                 };
                 self.replay_intent_accepted(i, accepted, final_cursor)
             }
-            EventBody::Resolution { tick, cursor, consumed, inputs, result, .. } => {
-                self.replay_resolution(i, *tick, *cursor, consumed, inputs, result)
+            EventBody::Resolution { tick, cursor, cause, consumed, inputs, system_input, result } => {
+                let resolution = RecordedResolution {
+                    tick: *tick,
+                    cursor: *cursor,
+                    cause: *cause,
+                    consumed,
+                    inputs,
+                    system_input: system_input.as_deref(),
+                    result,
+                };
+                let timeout = previous.and_then(|p| match &p.body {
+                    EventBody::Timeout { tick, timeout_id, participant_id, reason, timeout_policy_ref, .. } => {
+                        let mut input = TimeoutInput::new(timeout_id, *tick, participant_id.as_deref(), reason);
+                        input.timeout_policy_ref = timeout_policy_ref.clone();
+                        Some(input)
+                    }
+                    _ => None,
+                });
+                self.replay_resolution(i, resolution, timeout.as_ref())
             }
-            EventBody::Rejection { tick, participant_id, submission_id, commitment_id, attempted_reveal, .. } => {
+            EventBody::Rejection {
+                tick,
+                participant_id,
+                submission_id,
+                commitment_id,
+                attempted_reveal,
+                canonical_command,
+                cursor,
+                ..
+            } => {
                 let rejected = RejectedReveal {
                     tick: *tick,
                     participant_id,
                     submission_id,
                     commitment_id: *commitment_id,
-                    salt: &attempted_reveal.salt,
+                    attempted: attempted_reveal,
+                    canonical_command: canonical_command.as_deref(),
+                    cursor: *cursor,
                 };
                 self.replay_rejection(i, event.transition_revision, rejected)
             }
             EventBody::Checkpoint { tick, digest } => self.replay_checkpoint(i, *tick, *digest),
-            EventBody::Extension { lane, .. } => {
+            EventBody::Extension { tick, lane, record } => {
                 if lane.is_empty() {
                     return Err(bad(i, "an extension needs a lane"));
+                }
+                if *tick != self.live.tick {
+                    return Err(bad(i, format!("an extension at tick {tick}, not the open tick {}", self.live.tick)));
+                }
+                let bytes = canonical_json(&gaos_json::Value::Object(record.clone())).len() as u64;
+                if bytes > self.limits.max_extension_bytes {
+                    return Err(bad(i, format!("an extension record of {bytes} bytes, over maxExtensionBytes")));
                 }
                 Ok(())
             }
@@ -224,18 +275,17 @@ where
         Ok(())
     }
 
-    /// A resolution consumes exactly the window's intents, re-runs the
-    /// commit–reveal bookkeeping and the reducer, and must reproduce the
+    /// A resolution consumes exactly the window's intents, records exactly
+    /// their frozen inputs (and, for a timeout, one system input), re-runs
+    /// the commit–reveal bookkeeping and the reducer, and must reproduce the
     /// recorded result.
     fn replay_resolution(
         &mut self,
         i: usize,
-        tick: u64,
-        cursor: u64,
-        consumed: &[SubmissionIdentity],
-        inputs: &[CanonicalInput],
-        result: &ResolutionResult,
+        resolution: RecordedResolution<'_>,
+        timeout: Option<&TimeoutInput>,
     ) -> Result<(), KernelError> {
+        let RecordedResolution { tick, cursor, cause, consumed, inputs, system_input, result } = resolution;
         if cursor != self.live.cursor || tick != self.live.tick {
             return Err(bad(i, "a resolution must resolve the open window"));
         }
@@ -249,6 +299,10 @@ where
             && consumed.iter().all(|c| expected.next() == Some((&c.participant_id, &c.submission_id)));
         if !matches {
             return Err(bad(i, "the consumed intents differ from the window's accepted intents"));
+        }
+        self.check_recorded_inputs(i, cause, consumed, inputs, system_input)?;
+        if let (Some(timeout), Some(system)) = (timeout, inputs.last().filter(|_| cause == ResolutionCause::Timeout)) {
+            self.check_system_input(i, timeout, system)?;
         }
         // Commitment bookkeeping and reveal re-checks on the recorded actions.
         for input in inputs {
@@ -314,6 +368,104 @@ where
         Ok(())
     }
 
+    /// The recorded inputs are what live resolution would have built from the
+    /// consumed intents (ARCHITECTURE.md invariant 5): one user input per
+    /// consumed identity, in the same order, with its `submissionId`,
+    /// `canonicalCommand`, `cursor`, chain fields and frozen `action` (the seat filled in
+    /// and, for a reveal, `verifiedPayload` set); then a timeout's system
+    /// input and nothing else. The reducer runs on the recorded actions, so a
+    /// transcript whose inputs were edited would otherwise replay a game
+    /// nobody played.
+    fn check_recorded_inputs(
+        &self,
+        i: usize,
+        cause: ResolutionCause,
+        consumed: &[SubmissionIdentity],
+        inputs: &[CanonicalInput],
+        system_input: Option<&CanonicalInput>,
+    ) -> Result<(), KernelError> {
+        let window = &self.live.window;
+        let field =
+            |k: usize, name: &str| bad(i, format!("resolution input {k}: `{name}` differs from the consumed intent"));
+        for (k, identity) in consumed.iter().enumerate() {
+            let Some(input) = inputs.get(k) else {
+                return Err(bad(i, format!("resolution input {k}: missing for a consumed intent")));
+            };
+            let seat = &identity.participant_id;
+            let intent = window.intents.get(seat).expect("consumed intents were checked against the window");
+            if input.participant_id.as_ref() != Some(seat) {
+                return Err(field(k, "participantId"));
+            }
+            if input.submission_id.as_ref() != Some(&intent.submission_id) {
+                return Err(field(k, "submissionId"));
+            }
+            if input.canonical_command.as_deref() != Some(canonical_json(&intent.command).as_str()) {
+                return Err(field(k, "canonicalCommand"));
+            }
+            if input.cursor != Some(window.revision) {
+                return Err(field(k, "cursor"));
+            }
+            let chain = [
+                ("clientTime", &input.client_time, &intent.client_time),
+                ("prevChainHash", &input.prev_chain_hash, &intent.prev_chain_hash),
+                ("sig", &input.sig, &intent.sig),
+            ];
+            if let Some((name, ..)) = chain.iter().find(|(_, recorded, accepted)| recorded != accepted) {
+                return Err(field(k, name));
+            }
+            let mut frozen = self.live.window_actions.get(seat).cloned().unwrap_or_default();
+            if frozen.seat.is_none() {
+                frozen.seat = Some(seat.clone());
+            }
+            if let Some(reveal) = &frozen.reveal {
+                frozen.verified_payload = Some(reveal.payload.clone());
+            }
+            if input.action != frozen {
+                return Err(field(k, "action"));
+            }
+        }
+        let system = &inputs[consumed.len().min(inputs.len())..];
+        match (cause, system) {
+            (_, []) if cause != ResolutionCause::Timeout => Ok(()),
+            (ResolutionCause::Timeout, [last]) if last.submission_id.is_none() => {
+                if system_input.is_some_and(|recorded| recorded != last) {
+                    return Err(bad(i, "`systemInput` differs from the resolution's last input"));
+                }
+                Ok(())
+            }
+            _ => Err(bad(
+                i,
+                format!(
+                    "resolution input {}: a {} resolution records only its consumed intents{}",
+                    consumed.len(),
+                    cause_name(cause),
+                    if cause == ResolutionCause::Timeout { " and one system input" } else { "" }
+                ),
+            )),
+        }
+    }
+
+    /// A timeout's system input carries no commitment fields and, when the
+    /// session has a timeout mapper, is the mapper's action for the recorded
+    /// timeout (its seat filled in, as live).
+    fn check_system_input(&self, i: usize, timeout: &TimeoutInput, system: &CanonicalInput) -> Result<(), KernelError> {
+        let action = &system.action;
+        if action.commit.is_some() || action.reveal.is_some() || action.verified_payload.is_some() {
+            return Err(bad(i, "the system input carries commit, reveal or verifiedPayload"));
+        }
+        let Some(mapped) = self.timeout_to_action(timeout) else {
+            return Ok(());
+        };
+        let mut mapped = mapped.map_err(|e| bad(i, e))?;
+        if mapped.seat.is_none() {
+            mapped.seat = timeout.participant_id.clone();
+        }
+        if *action != mapped {
+            return Err(bad(i, "the system input's `action` differs from the game's timeout mapping"));
+        }
+        Ok(())
+    }
+
     /// A rejection drops the rejected intent and its receipt and keeps the
     /// durable notice; its attempted reveal's salt enters the salt book
     /// (first seen wins, kernel spec §4.12).
@@ -323,14 +475,48 @@ where
         transition_revision: u64,
         rejected: RejectedReveal<'_>,
     ) -> Result<(), KernelError> {
-        let RejectedReveal { tick, participant_id, submission_id, commitment_id, salt } = rejected;
+        let RejectedReveal { tick, participant_id, submission_id, commitment_id, attempted, canonical_command, cursor } =
+            rejected;
         if tick != self.live.tick {
             return Err(bad(i, "a rejection must concern the open window"));
         }
-        let held = self.live.window.intents.get(participant_id).map(|intent| intent.submission_id.as_str());
-        if held != Some(submission_id) {
+        let Some(intent) = self.live.window.intents.get(participant_id).filter(|i| i.submission_id == submission_id)
+        else {
             return Err(bad(i, "a rejection must concern an accepted intent of the open window"));
+        };
+        // The rejected reveal is the frozen action's, and it really does not
+        // match its commitment (recomputed, like a resolution's reveals).
+        let field = |name: &str| bad(i, format!("rejection `{name}` differs from the rejected intent"));
+        if canonical_command.is_some_and(|recorded| recorded != canonical_json(&intent.command)) {
+            return Err(field("canonicalCommand"));
         }
+        if cursor.is_some_and(|recorded| recorded != self.live.window.revision) {
+            return Err(field("cursor"));
+        }
+        let Some(reveal) = self.live.window_actions.get(participant_id).and_then(|a| a.reveal.as_ref()) else {
+            return Err(bad(i, "a rejection must concern an intent that reveals"));
+        };
+        if reveal.commitment_id != commitment_id {
+            return Err(field("commitmentId"));
+        }
+        if reveal.salt != attempted.salt || reveal.payload != attempted.payload {
+            return Err(field("attemptedReveal"));
+        }
+        let check = self.live.commitments.view().check_reveal(
+            &self.options.session_id,
+            &participant_id.to_owned(),
+            commitment_id,
+            &reveal.salt,
+            &reveal.payload,
+        );
+        match check {
+            RevealCheck::Mismatch(_) | RevealCheck::Unhashable(_) => {}
+            RevealCheck::Match(_) => return Err(bad(i, "the rejected reveal matches its commitment")),
+            RevealCheck::Unknown | RevealCheck::AlreadyRevealed(_) => {
+                return Err(bad(i, format!("{participant_id} rejects a reveal of an unknown commitment")));
+            }
+        }
+        let salt = attempted.salt.as_str();
         let live = &mut self.live;
         live.window.intents.remove(participant_id);
         live.window_actions.remove(participant_id);
@@ -372,11 +558,32 @@ struct AcceptedIntentEvent<'e> {
     action: Option<&'e SubmittedAction>,
 }
 
+fn cause_name(cause: ResolutionCause) -> &'static str {
+    match cause {
+        ResolutionCause::Complete => "complete",
+        ResolutionCause::Timeout => "timeout",
+        ResolutionCause::Tick => "tick",
+    }
+}
+
+/// The fields of a `resolution` event, as replayed.
+struct RecordedResolution<'e> {
+    tick: u64,
+    cursor: u64,
+    cause: ResolutionCause,
+    consumed: &'e [SubmissionIdentity],
+    inputs: &'e [CanonicalInput],
+    system_input: Option<&'e CanonicalInput>,
+    result: &'e ResolutionResult,
+}
+
 /// The fields of a `rejection` event, as replayed.
 struct RejectedReveal<'e> {
     tick: u64,
     participant_id: &'e str,
     submission_id: &'e str,
     commitment_id: u32,
-    salt: &'e str,
+    attempted: &'e AttemptedReveal,
+    canonical_command: Option<&'e str>,
+    cursor: Option<u64>,
 }

@@ -40,7 +40,7 @@ pub use crate::replay::model::{
 /// `timeoutPolicyRef` of timeouts governed by `header.timeoutPolicy`.
 pub const TIMEOUT_POLICY_REF: &str = "header.timeoutPolicy";
 /// The only `extensions.dmath.algorithm` a replay may declare.
-pub const DMATH_ALGORITHM: &str = "dmath-1";
+pub const DMATH_ALGORITHM: &str = crate::dmath::DMATH_ALGORITHM;
 /// `signaturePolicy.scheme` of RFC-010 signed replays.
 pub const SIGNATURE_SCHEME: &str = "gaos.submission.ed25519.v1";
 
