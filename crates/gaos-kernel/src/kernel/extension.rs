@@ -26,6 +26,8 @@ where
         let Some(map) = record.as_object() else {
             return Err(KernelError::type_error("extension record must be a JSON object"));
         };
+        gaos_json::check_value(record)
+            .map_err(|e| KernelError::type_error(format!("extension record must be plain JSON: {e}")))?;
         let bytes = canonical_json(record).len() as u64;
         if bytes > self.limits.max_extension_bytes {
             return Err(KernelError::range_error(format!(

@@ -74,7 +74,9 @@ where
             .seats
             .iter()
             .position(|s| s == seat)
-            .ok_or_else(|| KernelError::type_error(format!("unknown seat {seat:?}")))
+            // An undeclared seat is out of range (RangeError), like the
+            // reference's `observe`/`snapshot` (SCRIPT-FORMAT.md §4).
+            .ok_or_else(|| KernelError::range_error(format!("unknown seat {seat:?}")))
     }
 
     /// `observe(seat)`: the seat's current partitioned view.
