@@ -5,6 +5,9 @@
 //! outside the value domain is `advance`/`invalid_view` (not a reducer
 //! failure), and a mapper's malformed commitment envelope is `conflict`.
 
+// `Prepared` is not `Debug`, so `expect_err` is not available.
+#![allow(clippy::err_expect)]
+
 use std::sync::Arc;
 
 use gaos_json::{Map, Value, obj, parse_lenient};

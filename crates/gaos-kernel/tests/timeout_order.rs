@@ -5,6 +5,9 @@
 //! first failing check decides the error, so each test pairs a failure with
 //! one of a later step to pin which comes first.
 
+// `Prepared` is not `Debug`, so `expect_err` is not available.
+#![allow(clippy::err_expect)]
+
 use std::sync::Arc;
 
 use gaos_json::{Value, obj, parse};
