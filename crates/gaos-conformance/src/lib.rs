@@ -125,12 +125,6 @@ fn error_value(e: &KernelError, phase: &str) -> Value {
     Value::Object(map)
 }
 
-/// A seat that is not a string cannot be a declared seat: the kernel's
-/// `range` error for an undeclared seat.
-fn undeclared_seat(seat: Option<&Value>) -> KernelError {
-    KernelError::range_error(format!("unknown seat {}", seat.map_or_else(|| "missing".to_owned(), canonical_json)))
-}
-
 fn allowed(step: &Map, op: &str, fields: &[&str]) -> Result<(), ScriptError> {
     for key in step.keys() {
         if key != "op" && key != "note" && !fields.contains(&key.as_str()) {
@@ -369,8 +363,7 @@ impl Runner {
             }
             "advance" => {
                 allowed(map, op, &["target", "then", "label"])?;
-                let target = map.get("target").map(|t| t.as_f64().unwrap_or(f64::NAN));
-                kernel.prepare_advance(target)
+                kernel.prepare_advance_value(map.get("target"))
             }
             "timeout" => {
                 allowed(map, op, &["timeout", "forcedInput", "then", "label"])?;
@@ -380,10 +373,9 @@ impl Runner {
             }
             "extension" => {
                 allowed(map, op, &["lane", "record", "then", "label"])?;
-                match map.get("lane").and_then(Value::as_str) {
-                    Some(lane) => kernel.prepare_extension(lane, map.get("record").unwrap_or(&Value::Null)),
-                    None => Err(KernelError::type_error("extension lane must be a string")),
-                }
+                let missing = Value::Null;
+                kernel
+                    .prepare_extension_value(map.get("lane").unwrap_or(&missing), map.get("record").unwrap_or(&missing))
             }
             _ => unreachable!("transition ops are matched by the caller"),
         })
@@ -487,26 +479,13 @@ impl Runner {
         let result: Result<Value, KernelError> = match op {
             "observe" => {
                 allowed(map, op, &["seat"])?;
-                match map.get("seat").and_then(Value::as_str) {
-                    Some(seat) => self.session().kernel.observe(seat).map(|v| (*v).clone()),
-                    None => Err(undeclared_seat(map.get("seat"))),
-                }
+                self.session().kernel.observe_value(map.get("seat").unwrap_or(&Value::Null)).map(|v| (*v).clone())
             }
             "snapshot" => {
                 allowed(map, op, &["seat", "after"])?;
-                let seat = map.get("seat").and_then(Value::as_str);
-                // `after` absent or null means 0 (SCRIPT-FORMAT.md §4).
-                let after = match map.get("after") {
-                    None | Some(Value::Null) => Ok(None),
-                    Some(v) => match v.as_u64() {
-                        Some(a) => Ok(Some(a)),
-                        None => Err(KernelError::range_error("after must be a non-negative integer")),
-                    },
-                };
-                let snapshot = match seat {
-                    Some(seat) => after.and_then(|after| self.session().kernel.snapshot(seat, after)),
-                    None => Err(undeclared_seat(map.get("seat"))),
-                };
+                // As written: `after` absent or null means 0 (SCRIPT-FORMAT.md §4).
+                let seat = map.get("seat").unwrap_or(&Value::Null);
+                let snapshot = self.session().kernel.snapshot_value(seat, map.get("after"));
                 match snapshot {
                     Ok(delta) => {
                         self.deliver(index, std::slice::from_ref(&delta));

@@ -155,3 +155,23 @@ fn a_seed_must_be_a_u32() {
         assert_eq!(code(&seed_from_value(&json(bad)).unwrap_err()), ("argument", "type"), "{bad}");
     }
 }
+
+#[test]
+fn value_entry_points_let_wrong_types_reach_the_kernels_checks() {
+    let k = kernel(Cadence::Ticks(TickRate::new(10.0).unwrap()));
+    assert_eq!(code(&k.observe_value(&json("5")).unwrap_err()), ("argument", "range"));
+    assert_eq!(code(&k.observe_value(&Value::Null).unwrap_err()), ("argument", "range"));
+    assert_eq!(code(&k.snapshot_value(&json("5"), None).unwrap_err()), ("argument", "range"));
+    assert_eq!(k.snapshot_value(&json("\"a\""), Some(&Value::Null)).unwrap(), k.snapshot("a", Some(0)).unwrap());
+    assert_eq!(code(&k.snapshot_value(&json("\"a\""), Some(&json("\"0\""))).unwrap_err()), ("argument", "range"));
+    for target in ["\"1\"", "true", "9007199254740993"] {
+        let e = k.prepare_advance_value(Some(&json(target))).err().expect("refused");
+        assert_eq!(code(&e), ("advance", "invalid_target"), "{target}");
+    }
+    assert!(k.prepare_advance_value(None).is_ok());
+    assert_eq!(code(&k.prepare_extension_value(&json("5"), &json("{}")).err().expect("refused")), ("argument", "type"));
+    assert_eq!(
+        code(&k.prepare_extension_value(&json("\"n\""), &Value::Null).err().expect("refused")),
+        ("argument", "type")
+    );
+}
