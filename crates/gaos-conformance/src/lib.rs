@@ -21,7 +21,7 @@ use gaos_json::{Map, Value, canonical_json};
 use gaos_kernel::replay::{AdvancePolicy, FinalizeOptions, RunFinalizeOptions, finalize_replay, finalize_run_replay};
 use gaos_kernel::{
     Cadence, DynReducer, Game, KernelError, KernelOptions, ObservationDelta, Prepared, SeedPolicy, SessionKernel,
-    SessionLimits, SubmittedAction, TimeoutInput, run_level_seed,
+    SessionLimits, run_level_seed, seed_from_value,
 };
 use thiserror::Error;
 
@@ -54,10 +54,17 @@ pub struct RunSummary {
 /// Read a script file and write its output directory.
 pub fn run_script_file(script: &Path, out_dir: &Path) -> Result<RunSummary, ScriptError> {
     let text = std::fs::read_to_string(script).map_err(|source| ScriptError::Io { path: script.into(), source })?;
-    let value = gaos_json::parse(&text).map_err(|e| ScriptError::Json(e.to_string()))?;
-    let output = run_script(&value)?;
+    let output = run_script(&parse_script(&text)?)?;
     output.write_to(out_dir)?;
     Ok(output.summary())
+}
+
+/// Read a script's JSON text. Numbers are read as JavaScript reads them
+/// (SCRIPT-FORMAT.md §4): an integer beyond the safe range becomes the
+/// nearest double and reaches the kernel, which refuses it at its own step;
+/// the script as a whole is never refused for it.
+pub fn parse_script(text: &str) -> Result<Value, ScriptError> {
+    gaos_json::parse_lenient(text).map_err(|e| ScriptError::Json(e.to_string()))
 }
 
 /// The files a run produces, by name.
@@ -135,8 +142,12 @@ fn req_str<'a>(step: &'a Map, key: &str, op: &str) -> Result<&'a str, ScriptErro
     req(step, key, op)?.as_str().ok_or_else(|| invalid(format!("step {op}: {key:?} must be a string")))
 }
 
-/// Build kernel options from a script's kernel spec.
-fn kernel_options(game: &Arc<dyn Game>, spec: &Value) -> Result<KernelOptions<DynReducer>, ScriptError> {
+/// Build kernel options from a script's kernel spec. A seed the kernel
+/// refuses is the inner error (a step result), a malformed spec the outer.
+fn kernel_options(
+    game: &Arc<dyn Game>,
+    spec: &Value,
+) -> Result<Result<KernelOptions<DynReducer>, KernelError>, ScriptError> {
     let map = spec.as_object().ok_or_else(|| invalid("kernel spec must be an object"))?;
     for key in map.keys() {
         let known = [
@@ -163,13 +174,20 @@ fn kernel_options(game: &Arc<dyn Game>, spec: &Value) -> Result<KernelOptions<Dy
     };
     let seed = match map.get("seed") {
         Some(Value::Object(s)) => {
-            let run_seed = s.get("runSeed").and_then(Value::as_u32).ok_or_else(|| invalid("runSeed must be a u32"))?;
-            let index =
-                s.get("levelIndex").and_then(Value::as_u64).ok_or_else(|| invalid("levelIndex must be an integer"))?;
-            run_level_seed(run_seed, index).map_err(invalid)?
+            let run_seed = seed_from_value(s.get("runSeed").unwrap_or(&Value::Null));
+            let index = s
+                .get("levelIndex")
+                .and_then(Value::as_u64)
+                .filter(|i| gaos_json::is_safe_integer(*i as f64))
+                .ok_or_else(|| KernelError::type_error("levelIndex must be a non-negative safe integer"));
+            run_seed.and_then(|seed| index.and_then(|i| run_level_seed(seed, i).map_err(KernelError::type_error)))
         }
-        Some(v) => v.as_u32().ok_or_else(|| invalid("seed must be a u32"))?,
+        Some(v) => seed_from_value(v),
         None => return Err(invalid("kernel spec needs a seed")),
+    };
+    let seed = match seed {
+        Ok(seed) => seed,
+        Err(e) => return Ok(Err(e)),
     };
     let seed_policy = match text("seedPolicy")?.as_str() {
         "explicit" => SeedPolicy::Explicit,
@@ -197,7 +215,7 @@ fn kernel_options(game: &Arc<dyn Game>, spec: &Value) -> Result<KernelOptions<Dy
     if let Some(limits) = map.get("limits") {
         options.limits = SessionLimits::from_value(limits).map_err(invalid)?;
     }
-    Ok(options)
+    Ok(Ok(options))
 }
 
 impl Runner {
@@ -206,7 +224,10 @@ impl Runner {
     }
 
     fn new_session(&mut self, spec: &Value) -> Result<Result<(), KernelError>, ScriptError> {
-        let options = Arc::new(kernel_options(&self.game, spec)?);
+        let options = match kernel_options(&self.game, spec)? {
+            Ok(options) => Arc::new(options),
+            Err(e) => return Ok(Err(e)),
+        };
         match SessionKernel::from_shared(Arc::clone(&options)) {
             Ok(kernel) => {
                 self.sessions.push(Session { options, kernel, deltas: BTreeMap::new() });
@@ -310,16 +331,28 @@ impl Runner {
                     None => kernel.cursor().into(),
                 };
                 let session_id = kernel.session_id().to_owned();
-                let tick_id = format!("{session_id}:{}", canonical_json(&revision));
+                // `SESSION + ":" + R` in JavaScript: a string revision is
+                // joined as is, a number in its JavaScript form.
+                let revision_text = match &revision {
+                    Value::String(text) => text.clone(),
+                    other => canonical_json(other),
+                };
+                let tick_id = format!("{session_id}:{revision_text}");
                 let mut sub = Map::new();
                 sub.insert("protocol".into(), gaos_kernel::PROTOCOL_ID.into());
                 sub.insert("protocolVersion".into(), gaos_kernel::PROTOCOL_VERSION.into());
                 sub.insert("sessionId".into(), session_id.into());
                 sub.insert("tickId".into(), tick_id.into());
                 sub.insert("revision".into(), revision);
-                sub.insert("participantId".into(), req(map, "seat", op)?.clone());
-                sub.insert("submissionId".into(), req(map, "submissionId", op)?.clone());
-                sub.insert("command".into(), req(map, "command", op)?.clone());
+                // Passed as written: a missing or wrongly typed field is the
+                // kernel's to refuse (SCRIPT-FORMAT.md §4).
+                for (key, field) in
+                    [("participantId", "seat"), ("submissionId", "submissionId"), ("command", "command")]
+                {
+                    if let Some(value) = map.get(field) {
+                        sub.insert(key.into(), value.clone());
+                    }
+                }
                 if let Some(envelope) = map.get("envelope") {
                     let envelope = envelope.as_object().ok_or_else(|| invalid("envelope must be an object"))?;
                     for (k, v) in envelope {
@@ -330,26 +363,19 @@ impl Runner {
             }
             "advance" => {
                 allowed(map, op, &["target", "then", "label"])?;
-                let target = map.get("target").map(|t| t.as_f64().unwrap_or(f64::NAN));
-                kernel.prepare_advance(target)
+                kernel.prepare_advance_value(map.get("target"))
             }
             "timeout" => {
                 allowed(map, op, &["timeout", "forcedInput", "then", "label"])?;
-                match TimeoutInput::from_value(req(map, "timeout", op)?) {
-                    Err(e) => Err(KernelError::type_error(e)),
-                    Ok(timeout) => match map.get("forcedInput").map(SubmittedAction::from_value) {
-                        Some(Err(e)) => Err(KernelError::type_error(e)),
-                        Some(Ok(forced)) => kernel.prepare_timeout(&timeout, Some(&forced)),
-                        None => kernel.prepare_timeout(&timeout, None),
-                    },
-                }
+                // As written, even a missing timeout: the kernel's check
+                // order decides (kernel spec §4.10).
+                kernel.prepare_timeout_value(map.get("timeout").unwrap_or(&Value::Null), map.get("forcedInput"))
             }
             "extension" => {
                 allowed(map, op, &["lane", "record", "then", "label"])?;
-                match req(map, "lane", op)?.as_str() {
-                    Some(lane) => kernel.prepare_extension(lane, req(map, "record", op)?),
-                    None => Err(KernelError::type_error("extension lane must be a string")),
-                }
+                let missing = Value::Null;
+                kernel
+                    .prepare_extension_value(map.get("lane").unwrap_or(&missing), map.get("record").unwrap_or(&missing))
             }
             _ => unreachable!("transition ops are matched by the caller"),
         })
@@ -453,20 +479,14 @@ impl Runner {
         let result: Result<Value, KernelError> = match op {
             "observe" => {
                 allowed(map, op, &["seat"])?;
-                let seat = req_str(map, "seat", op)?;
-                self.session().kernel.observe(seat).map(|v| (*v).clone())
+                self.session().kernel.observe_value(map.get("seat").unwrap_or(&Value::Null)).map(|v| (*v).clone())
             }
             "snapshot" => {
                 allowed(map, op, &["seat", "after"])?;
-                let seat = req_str(map, "seat", op)?;
-                let after = match map.get("after") {
-                    None => Ok(None),
-                    Some(v) => match v.as_u64() {
-                        Some(a) => Ok(Some(a)),
-                        None => Err(KernelError::range_error("after must be a non-negative integer")),
-                    },
-                };
-                match after.and_then(|after| self.session().kernel.snapshot(seat, after)) {
+                // As written: `after` absent or null means 0 (SCRIPT-FORMAT.md §4).
+                let seat = map.get("seat").unwrap_or(&Value::Null);
+                let snapshot = self.session().kernel.snapshot_value(seat, map.get("after"));
+                match snapshot {
                     Ok(delta) => {
                         self.deliver(index, std::slice::from_ref(&delta));
                         Ok(delta.to_value())
@@ -546,7 +566,7 @@ impl Runner {
                         .ok_or_else(|| invalid("sessions must name existing sessions"))
                 })
                 .collect::<Result<Vec<usize>, _>>()?;
-            let seed = req(map, "seed", op)?.as_u32().ok_or_else(|| invalid("seed must be a u32"))?;
+            let seed = seed_from_value(req(map, "seed", op)?);
             let advance_policy = match map.get("advancePolicy").map(|v| v.as_str()) {
                 None => AdvancePolicy::WinToAdvance,
                 Some(Some("win-to-advance")) => AdvancePolicy::WinToAdvance,
@@ -554,10 +574,12 @@ impl Runner {
                 Some(other) => return Err(invalid(format!("unknown advancePolicy {other:?}"))),
             };
             let transcripts: Vec<_> = indices.iter().map(|&i| self.sessions[i].kernel.live_transcript()).collect();
-            finalize_run_replay(
-                &transcripts,
-                &RunFinalizeOptions { seed, perm, advance_policy, ..RunFinalizeOptions::default() },
-            )
+            seed.and_then(|seed| {
+                finalize_run_replay(
+                    &transcripts,
+                    &RunFinalizeOptions { seed, perm, advance_policy, ..RunFinalizeOptions::default() },
+                )
+            })
         };
         let mut record = Map::new();
         match artifact {

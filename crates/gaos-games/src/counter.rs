@@ -50,10 +50,9 @@ impl TickReducer for CounterReducer {
     }
 
     fn advance(&self, mut state: CounterState, inputs: &[SubmittedAction]) -> Result<CounterState, GameError> {
+        // A JavaScript sum: a total that leaves the value domain (past 2^53)
+        // is the kernel's `invalid_view` when it shows up in the view.
         let total = inputs.iter().filter_map(|input| input.index).fold(state.total, |t, i| t + i);
-        if Value::number(total).is_err() {
-            return Err(GameError::new(format!("{GAME_ID}: the total left the JSON number range ({total})")));
-        }
         state.total = total;
         state.round += 1;
         state.actions_used += inputs.len() as u64;

@@ -160,28 +160,43 @@ impl Game for SealedGame {
     fn command_to_action(&self, command: &Value, ctx: &CommandContext<'_>) -> Result<SubmittedAction, GameError> {
         let map = command_object(command, GAME_ID, r#"{"commit": HASH} or {"reveal": {"salt": SALT, "bid": N}}"#)?;
         let mut action = SubmittedAction::new("Action 1").with_seat(ctx.participant_id);
+        // `commit` and `reveal.salt`/`reveal.bid` pass through as given
+        // (SCRIPT-FORMAT.md §4): a value the typed envelope cannot hold
+        // travels in `extra` under the envelope's name, so the kernel's
+        // envelope checks refuse it (`conflict`), as the reference does.
         match (map.get("commit"), map.get("reveal")) {
-            (Some(hash), None) => {
-                let hash = hash.as_str().ok_or_else(|| {
-                    GameError::new(format!("{GAME_ID}: \"commit\" must be a hash string, not {}", hash.type_name()))
-                })?;
+            (Some(Value::String(hash)), None) => {
                 action.commit =
-                    Some(CommitEnvelope { commitment_id: 0, scheme: COMMIT_SCHEME.into(), hash: hash.into() });
+                    Some(CommitEnvelope { commitment_id: 0, scheme: COMMIT_SCHEME.into(), hash: hash.clone() });
             }
-            (None, Some(reveal)) => {
-                let salt = reveal
-                    .get("salt")
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| GameError::new(format!("{GAME_ID}: \"reveal\" needs a string \"salt\"")))?;
-                let bid = reveal
-                    .get("bid")
-                    .ok_or_else(|| GameError::new(format!("{GAME_ID}: \"reveal\" needs a \"bid\"")))?;
-                action.reveal = Some(RevealEnvelope {
-                    commitment_id: 0,
-                    salt: salt.into(),
-                    payload: obj! { "bid" => bid.clone() }.into(),
-                });
+            (Some(hash), None) => {
+                let envelope = obj! { "commitmentId" => 0u32, "scheme" => COMMIT_SCHEME, "hash" => hash.clone() };
+                action.extra.insert("commit".into(), envelope.into());
             }
+            (None, Some(Value::Null)) => {
+                return Err(GameError::new(format!("{GAME_ID}: \"reveal\" must be an object")));
+            }
+            (None, Some(reveal)) => match (reveal.get("salt"), reveal.get("bid")) {
+                (Some(Value::String(salt)), Some(bid)) => {
+                    action.reveal = Some(RevealEnvelope {
+                        commitment_id: 0,
+                        salt: salt.clone(),
+                        payload: obj! { "bid" => bid.clone() }.into(),
+                    });
+                }
+                (salt, bid) => {
+                    let mut envelope = obj! { "commitmentId" => 0u32 };
+                    if let Some(salt) = salt {
+                        envelope.insert("salt".into(), salt.clone());
+                    }
+                    let mut payload = Map::new();
+                    if let Some(bid) = bid {
+                        payload.insert("bid".into(), bid.clone());
+                    }
+                    envelope.insert("payload".into(), payload.into());
+                    action.extra.insert("reveal".into(), envelope.into());
+                }
+            },
             (Some(_), Some(_)) => {
                 return Err(GameError::new(format!("{GAME_ID}: a command either commits or reveals, not both")));
             }

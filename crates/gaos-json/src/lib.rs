@@ -31,9 +31,9 @@ pub use codec::{CodecError, base64_decode, base64_decode_len, base64_encode, hex
 pub use de::from_value;
 pub use digest::{Fnv1a32, canonical_fnv1a32, canonical_sha256_hex, fnv1a32, sha256_hex};
 pub use error::{JsonError, JsonErrorKind};
-pub use parse::{MAX_DEPTH, parse, parse_bytes};
+pub use parse::{MAX_DEPTH, parse, parse_bytes, parse_lenient};
 pub use ser::{to_canonical_string, to_value};
-pub use value::{MAX_SAFE_INTEGER, Map, Value, is_safe_integer};
+pub use value::{MAX_SAFE_INTEGER, Map, Value, check_value, is_safe_integer};
 
 /// Build a [`Map`] (a JSON object) from `key => value` pairs; values go
 /// through `Value::from`.

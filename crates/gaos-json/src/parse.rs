@@ -10,7 +10,21 @@ pub const MAX_DEPTH: usize = 512;
 /// last value (like `JSON.parse`), numbers must be finite and integral numbers
 /// safe, `\u` escapes must not leave lone surrogates.
 pub fn parse(text: &str) -> Result<Value, JsonError> {
-    let mut parser = Parser { text, bytes: text.as_bytes(), pos: 0 };
+    parse_with(text, false)
+}
+
+/// Parse a JSON text the way `JSON.parse` reads numbers: an integer beyond
+/// the safe range becomes the nearest double instead of an error. The
+/// result may then lie outside the value domain (find out with
+/// [`crate::check_value`]); canonical output still formats such numbers as
+/// JavaScript does. For inputs whose bad numbers must reach a later check
+/// (conformance scripts hand them to the kernel), never for wire bodies.
+pub fn parse_lenient(text: &str) -> Result<Value, JsonError> {
+    parse_with(text, true)
+}
+
+fn parse_with(text: &str, lenient: bool) -> Result<Value, JsonError> {
+    let mut parser = Parser { text, bytes: text.as_bytes(), pos: 0, lenient };
     parser.skip_ws();
     let value = parser.value(0)?;
     parser.skip_ws();
@@ -32,6 +46,8 @@ struct Parser<'a> {
     text: &'a str,
     bytes: &'a [u8],
     pos: usize,
+    /// Keep unsafe integers (as the nearest double) instead of refusing them.
+    lenient: bool,
 }
 
 impl<'a> Parser<'a> {
@@ -255,6 +271,9 @@ impl<'a> Parser<'a> {
         }
         let lexeme = &self.text[start..self.pos];
         let x: f64 = lexeme.parse().map_err(|_| JsonError::at(JsonErrorKind::Syntax, "invalid number", start))?;
+        if self.lenient && x.is_finite() {
+            return Ok(Value::Number(x));
+        }
         check_number(x).map(Value::Number).map_err(|mut e| {
             e.offset = Some(start);
             e
@@ -285,6 +304,16 @@ mod tests {
         assert_eq!(parse(&deep).unwrap_err().kind, JsonErrorKind::TooDeep);
         let ok = "[".repeat(MAX_DEPTH) + &"]".repeat(MAX_DEPTH);
         assert!(parse(&ok).is_ok());
+    }
+
+    #[test]
+    fn lenient_parse_keeps_unsafe_integers_as_javascript_reads_them() {
+        assert_eq!(parse("9007199254740993").unwrap_err().kind, JsonErrorKind::UnsafeInteger);
+        let value = parse_lenient("[9007199254740993,1e21]").unwrap();
+        assert_eq!(value, Value::Array(vec![Value::Number(9007199254740992.0), Value::Number(1e21)]));
+        assert_eq!(crate::canonical_json(&value), "[9007199254740992,1e+21]");
+        assert_eq!(crate::check_value(&value).unwrap_err().kind, JsonErrorKind::UnsafeInteger);
+        assert_eq!(parse_lenient("1e400").unwrap_err().kind, JsonErrorKind::NonFiniteNumber);
     }
 
     #[test]

@@ -41,6 +41,19 @@ pub(crate) fn check_number(x: f64) -> Result<f64, JsonError> {
     Ok(x)
 }
 
+/// Whether `value` lies in the reference's value domain (kernel spec §1.1):
+/// every number finite and, when integral, a safe integer. Values built by
+/// [`crate::parse`] always do; those of [`crate::parse_lenient`] or built by
+/// hand with `Value::Number` may not.
+pub fn check_value(value: &Value) -> Result<(), JsonError> {
+    match value {
+        Value::Number(x) => check_number(*x).map(|_| ()),
+        Value::Array(items) => items.iter().try_for_each(check_value),
+        Value::Object(map) => map.values().try_for_each(check_value),
+        Value::Null | Value::Bool(_) | Value::String(_) => Ok(()),
+    }
+}
+
 impl Value {
     /// A number value, refusing non-finite numbers and unsafe integers.
     pub fn number(x: f64) -> Result<Value, JsonError> {

@@ -71,6 +71,19 @@ impl TimeoutInput {
         }
     }
 
+    /// The timeout as the JSON object a caller passes to `prepareTimeout`.
+    pub fn to_value(&self) -> Value {
+        let mut map = gaos_json::Map::new();
+        map.insert("timeoutId".into(), self.timeout_id.clone().into());
+        map.insert("tick".into(), Value::Number(self.tick));
+        map.insert("participantId".into(), self.participant_id.clone().map_or(Value::Null, Value::String));
+        map.insert("reason".into(), self.reason.clone().into());
+        if let Some(policy_ref) = &self.timeout_policy_ref {
+            map.insert("timeoutPolicyRef".into(), policy_ref.clone().into());
+        }
+        Value::Object(map)
+    }
+
     /// Read a timeout object; malformed shapes are argument (type) errors.
     pub fn from_value(value: &Value) -> Result<Self, String> {
         let map = value.as_object().ok_or("a timeout must be an object")?;

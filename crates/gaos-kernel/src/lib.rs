@@ -33,7 +33,7 @@ pub use reducer::{
     ActionReducer, ActionReducerAdapter, AnyState, CloneIsolation, DynReducer, ReplayMetrics, StateIsolation,
     TickReducer, erase_reducer,
 };
-pub use seed::{mulberry32, roll, run_level_seed, seeded_permutation};
+pub use seed::{mulberry32, roll, run_level_seed, seed_from_value, seeded_permutation};
 
 pub mod event;
 pub mod kernel;

@@ -1,6 +1,17 @@
 //! Seeds and the deterministic RNG helpers of the reference engine.
 
-use gaos_json::fnv1a32;
+use gaos_json::{Value, fnv1a32};
+
+use crate::error::KernelError;
+
+/// A seed argument as a caller passed it: a u32 (`0..=0xFFFFFFFF`), else a
+/// TypeError (kernel spec §4.14, "bad seed"). Lets a driver hand a wrongly
+/// typed or out-of-range seed to the kernel's own check.
+pub fn seed_from_value(value: &Value) -> Result<u32, KernelError> {
+    value.as_u32().filter(|_| value.as_f64().is_some_and(gaos_json::is_safe_integer)).ok_or_else(|| {
+        KernelError::type_error(format!("a seed must be a u32, not {}", gaos_json::canonical_json(value)))
+    })
+}
 
 /// Largest level index `run_level_seed` accepts. Beyond it the reference's
 /// double-precision product `0x9E3779B9 × (i+1)` is no longer exact and the

@@ -96,6 +96,14 @@ where
         }
     }
 
+    /// `prepareAdvance(target)` with the target as a caller passed it
+    /// (SCRIPT-FORMAT.md §4): absent is the default; anything that is not a
+    /// number (a string, `null`) is not a safe integer and reaches the
+    /// target checks as one (`invalid_target`).
+    pub fn prepare_advance_value(&self, target: Option<&gaos_json::Value>) -> Result<Prepared<R::State>, KernelError> {
+        self.prepare_advance(target.map(|t| t.as_f64().unwrap_or(f64::NAN)))
+    }
+
     /// `prepareAdvance(target)`: resolve the open window (turns) or the ticks
     /// up to `target` inclusive (ticks), bounded by the catch-up limit.
     pub fn prepare_advance(&self, target: Option<f64>) -> Result<Prepared<R::State>, KernelError> {

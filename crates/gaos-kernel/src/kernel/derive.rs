@@ -34,6 +34,13 @@ pub(super) fn invalid_view(message: impl Into<String>) -> KernelError {
     KernelError::advance(AdvanceCode::InvalidView, message)
 }
 
+/// A view must be canonical-JSON encodable (kernel spec §2.1): a number that
+/// is no longer a safe integer (a counter passing 2^53) is the kernel's
+/// `invalid_view`, not a reducer failure.
+fn in_value_domain(view: &Value) -> Result<(), KernelError> {
+    gaos_json::check_value(view).map_err(|e| invalid_view(format!("a view must be plain JSON: {e}")))
+}
+
 impl<R> SessionKernel<R>
 where
     R: TickReducer,
@@ -53,6 +60,7 @@ where
     /// Status, stars, metrics and window participants of a full view.
     pub(super) fn facts(options: &KernelOptions<R>, state: &R::State, view: &Value) -> Result<ViewFacts, KernelError> {
         let map = view.as_object().ok_or_else(|| invalid_view("a view must be a JSON object"))?;
+        in_value_domain(view)?;
         let Some(status) = map.get("status").and_then(Value::as_str).and_then(GameStatus::parse) else {
             return Err(invalid_view("view.status must be playing, won, failed or ended"));
         };
@@ -92,6 +100,7 @@ where
                 if !view.is_object() {
                     return Err(invalid_view(format!("the view for {seat} must be a JSON object")));
                 }
+                in_value_domain(&view)?;
                 let canonical = canonical_json(&view);
                 let revision = previous.map_or(0, |p| p[i].revision + 1);
                 Ok(SeatView {

@@ -14,6 +14,15 @@ where
     R: TickReducer,
     R::State: Clone + 'static,
 {
+    /// `prepareExtension(lane, record)` with the arguments as a caller passed
+    /// them: a lane that is not a string is a TypeError like an empty one.
+    pub fn prepare_extension_value(&self, lane: &Value, record: &Value) -> Result<Prepared<R::State>, KernelError> {
+        match lane.as_str() {
+            Some(lane) => self.prepare_extension(lane, record),
+            None => Err(KernelError::type_error("extension lane must be a non-empty string")),
+        }
+    }
+
     /// `prepareExtension(lane, record)`: a non-gameplay record; never reaches
     /// the reducer, views or digest.
     pub fn prepare_extension(&self, lane: &str, record: &Value) -> Result<Prepared<R::State>, KernelError> {
@@ -26,6 +35,8 @@ where
         let Some(map) = record.as_object() else {
             return Err(KernelError::type_error("extension record must be a JSON object"));
         };
+        gaos_json::check_value(record)
+            .map_err(|e| KernelError::type_error(format!("extension record must be plain JSON: {e}")))?;
         let bytes = canonical_json(record).len() as u64;
         if bytes > self.limits.max_extension_bytes {
             return Err(KernelError::range_error(format!(

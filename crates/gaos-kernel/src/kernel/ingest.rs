@@ -165,6 +165,12 @@ where
         let Some(command) = &sub.command else {
             return Err(KernelError::intent(IntentErrorCode::InvalidSubmission, "command must be a JSON value"));
         };
+        if let Err(e) = gaos_json::check_value(command) {
+            return Err(KernelError::intent(
+                IntentErrorCode::InvalidSubmission,
+                format!("command must be a JSON value: {e}"),
+            ));
+        }
         let canonical_command = canonical_json(command);
         // 3. retained receipt
         if let Some(submission_id) = &sub.submission_id {
@@ -397,6 +403,12 @@ where
             && seat != participant
         {
             return Err(KernelError::conflict(format!("{participant} cannot submit an action for {seat}")));
+        }
+        // A mapper passes envelope fields through as given; one whose shape
+        // does not fit the typed envelope travels under its own name in
+        // `extra` and is a malformed envelope here (kernel spec §4.8 step 7).
+        if let Some(key) = ["commit", "reveal", "verifiedPayload"].into_iter().find(|k| action.extra.contains_key(*k)) {
+            return Err(KernelError::conflict(format!("malformed {key} envelope")));
         }
         if action.verified_payload.is_some() {
             return Err(KernelError::conflict("verifiedPayload is set by the kernel, never by a submission"));

@@ -74,7 +74,30 @@ where
             .seats
             .iter()
             .position(|s| s == seat)
-            .ok_or_else(|| KernelError::type_error(format!("unknown seat {seat:?}")))
+            // An undeclared seat is out of range (RangeError), like the
+            // reference's `observe`/`snapshot` (SCRIPT-FORMAT.md §4).
+            .ok_or_else(|| KernelError::range_error(format!("unknown seat {seat:?}")))
+    }
+
+    /// `observe(seat)` with the seat as a caller passed it: anything but a
+    /// declared seat's name (another type included) is a RangeError.
+    pub fn observe_value(&self, seat: &Value) -> Result<Arc<Value>, KernelError> {
+        self.observe(seat_name(seat)?)
+    }
+
+    /// `snapshot(seat, after)` with the arguments as a caller passed them
+    /// (SCRIPT-FORMAT.md §4): an undeclared seat is a RangeError, `after`
+    /// absent or `null` means 0, and an `after` that is not a non-negative
+    /// integer cannot be a transition revision (RangeError).
+    pub fn snapshot_value(&self, seat: &Value, after: Option<&Value>) -> Result<ObservationDelta, KernelError> {
+        let seat = seat_name(seat)?;
+        let after = match after {
+            None | Some(Value::Null) => None,
+            Some(v) => {
+                Some(v.as_u64().ok_or_else(|| KernelError::range_error("after must be a non-negative integer"))?)
+            }
+        };
+        self.snapshot(seat, after)
     }
 
     /// `observe(seat)`: the seat's current partitioned view.
@@ -171,6 +194,12 @@ where
             view_digest: sv.digest,
         })
     }
+}
+
+/// A seat argument's name; a value that is not a string names no declared
+/// seat (RangeError, like an undeclared one).
+fn seat_name(seat: &Value) -> Result<&str, KernelError> {
+    seat.as_str().ok_or_else(|| KernelError::range_error(format!("unknown seat {}", gaos_json::canonical_json(seat))))
 }
 
 #[cfg(test)]
