@@ -62,6 +62,7 @@ fn kernel(cadence: Cadence) -> SessionKernel<Sum> {
         seats: vec!["a".into(), "b".into()],
         cadence,
         host_time: HostTime::None,
+        dmath: None,
         command_to_action: Arc::new(|command, _| map_command(command)),
         timeout_to_action: None,
         limits: SessionLimits::default(),

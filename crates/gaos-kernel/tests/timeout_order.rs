@@ -50,6 +50,7 @@ fn kernel(with_mapper: bool) -> SessionKernel<Rounds> {
         seats: vec!["a".into(), "b".into()],
         cadence: Cadence::Turns,
         host_time: HostTime::None,
+        dmath: None,
         command_to_action: Arc::new(|_, _| Ok(SubmittedAction::new("Action 1"))),
         timeout_to_action,
         limits: SessionLimits::default(),
