@@ -25,8 +25,8 @@ pub enum SessionCommand {
     /// Create a session; print `export SESSION=… <SEAT>=…` lines for `eval`.
     #[command(after_help = "Example:\n  eval \"$(gaos session new --game conformance/hilo)\"\n  \
         echo \"$SESSION\" \"$ALICE\" \"$BOB\"\n\n\
-        Each seat's token is exported under the seat's name in capitals (non-alphanumerics become _);\n\
-        the spectator token as SPECTATOR.")]
+        Each seat's token is exported under the seat's name in capitals (non-alphanumerics become _;\n\
+        SEAT_ in front when it starts with a digit or is SESSION or SPECTATOR); the spectator token as SPECTATOR.")]
     New(NewArgs),
     /// Submit one command for a seat at its current window; print the answer's envelope.
     #[command(
@@ -142,7 +142,12 @@ fn client_failure(host: &str, error: &ClientError) -> ExitCode {
 fn variable_name(seat: &str) -> String {
     let name: String =
         seat.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
-    if name.starts_with(|c: char| c.is_ascii_digit()) { format!("SEAT_{name}") } else { name }
+    // A leading digit is no shell name; SESSION and SPECTATOR are taken.
+    if name.starts_with(|c: char| c.is_ascii_digit()) || name == "SESSION" || name == "SPECTATOR" {
+        format!("SEAT_{name}")
+    } else {
+        name
+    }
 }
 
 /// Single-quote a value for a POSIX shell.
@@ -289,6 +294,7 @@ mod tests {
         assert_eq!(variable_name("alice"), "ALICE");
         assert_eq!(variable_name("seat-2"), "SEAT_2");
         assert_eq!(variable_name("2p"), "SEAT_2P");
+        assert_eq!(variable_name("session"), "SEAT_SESSION");
     }
 
     #[test]
