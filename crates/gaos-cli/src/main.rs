@@ -8,6 +8,7 @@ mod openai_args;
 mod play_cmd;
 mod replay_cmd;
 mod serve_cmd;
+mod session_cmd;
 
 /// mimalloc: the kernel allocates many small JSON values per transition, a
 /// pattern glibc malloc handles poorly (fragmentation, consolidation stalls).
@@ -77,6 +78,11 @@ enum Command {
     },
     /// Serve one seat's tools to an MCP client (an LLM agent) over stdio.
     Mcp(mcp_cmd::McpArgs),
+    /// A running host's sessions from a shell: new, act, observe, finalize.
+    Session {
+        #[command(subcommand)]
+        command: session_cmd::SessionCommand,
+    },
 }
 
 #[derive(Subcommand)]
@@ -135,5 +141,6 @@ fn main() -> ExitCode {
         Command::Play(args) => play_cmd::run(args),
         Command::Bench { command } => bench_cmd::run(command),
         Command::Mcp(args) => mcp_cmd::run(args),
+        Command::Session { command } => session_cmd::run(command),
     }
 }

@@ -32,9 +32,9 @@ pub struct PlayArgs {
     /// The game id (e.g. conformance/hilo, conformance/tictactoe).
     #[arg(long)]
     game: String,
-    /// A seat to give a driver; pairs with the --driver at the same position.
-    /// Seats not named play `random`. Without --seat, --drivers go to the
-    /// game's seats in order.
+    /// A seat to give a driver; pairs with the --driver at the same position
+    /// (every --seat needs its --driver). Seats not named play `random`.
+    /// Without --seat, --drivers go to the game's seats in order.
     #[arg(long = "seat")]
     seats: Vec<String>,
     /// random | random:SEED | first-legal | scripted:FILE | human | openai | openai:MODEL
@@ -122,6 +122,13 @@ fn assign(args: &PlayArgs, game_seats: &[String]) -> Result<Vec<(String, DriverS
         if !game_seats.is_empty() && !game_seats.contains(seat) {
             return Err(format!("{} has no seat {seat:?} (seats: {})", args.game, game_seats.join(", ")));
         }
+    }
+    // A named seat without a driver would silently play random: say so.
+    if !args.seats.is_empty() && specs.len() < seats.len() {
+        let missing = &seats[specs.len()];
+        return Err(format!(
+            "--seat {missing} has no --driver; pair each --seat with a --driver (e.g. --seat {missing} --driver human)"
+        ));
     }
     for seat in game_seats {
         if !seats.contains(seat) {
@@ -314,8 +321,39 @@ async fn play(
         }
         None => None,
     };
+    if !args.json {
+        announce_endings(assignments, &outcomes);
+    }
     report(args, &session_id, &seats, &outcomes, &result, replay.as_ref());
     Ok(())
+}
+
+/// A person's driver is not asked again once the game is over, so the
+/// last round's result (what changed in the seat's view since its last
+/// move) is told here, on stderr beside the prompts.
+fn announce_endings(assignments: &[(String, DriverSpec)], outcomes: &[RunOutcome]) {
+    for ((seat, spec), outcome) in assignments.iter().zip(outcomes) {
+        if *spec != DriverSpec::Human {
+            continue;
+        }
+        let Some(last) = outcome.final_observation() else { continue };
+        let view = |o: &Observation| {
+            let mut view = o.tick().clone();
+            if let Some(map) = view.as_object_mut() {
+                map.remove("legalActions");
+            }
+            view
+        };
+        let end = view(last);
+        let Some(before) = outcome.observations.iter().rev().map(view).find(|v| *v != end) else { continue };
+        let changes = gaos_runner::drivers::human_view::describe_changes(&before, &end, seat);
+        if !changes.is_empty() {
+            eprintln!("\n[seat {seat} · game over]\nSince your last move:");
+            for change in changes {
+                eprintln!("  * {change}");
+            }
+        }
+    }
 }
 
 fn report(

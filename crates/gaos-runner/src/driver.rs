@@ -5,7 +5,7 @@
 
 use gaos_json::{Map, Value};
 
-use crate::error::DriverError;
+use crate::error::{DriverError, SessionError};
 use gaos_session::BoxFuture;
 
 /// What a driver sees for one decision.
@@ -107,6 +107,17 @@ pub trait AgentDriver: Send {
     /// nothing (a model starts a fresh conversation, as after any attach).
     fn resume_after(&mut self, decisions: u64) {
         let _ = decisions;
+    }
+
+    /// The host refused this driver's last action as illegal (HTTP 422
+    /// `illegal_command`); nothing changed in the session. Return true to be
+    /// asked again for the same observation (a person who mistyped: the
+    /// human driver explains the refusal and re-asks); the default, false,
+    /// ends the run with the refusal, so an agent's illegal action stays an
+    /// error its caller sees.
+    fn retry_after_illegal(&mut self, action: &Value, error: &SessionError) -> bool {
+        let _ = (action, error);
+        false
     }
 
     /// Decide the next command.

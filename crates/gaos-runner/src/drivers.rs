@@ -13,6 +13,7 @@
 
 pub mod first_legal;
 pub mod human;
+pub mod human_view;
 #[cfg(feature = "openai")]
 pub mod openai;
 pub mod random;

@@ -201,7 +201,8 @@ pub struct RunOutcome {
     pub status: RunStatus,
     /// The distinct observations of the run, in order (the last is terminal).
     pub observations: Vec<Observation>,
-    /// The driver's decisions, in submission order.
+    /// The driver's accepted decisions, in submission order (an action the
+    /// host refused and the driver chose to replace is not among them).
     pub decisions: Vec<Decision>,
     /// The session result (automatic finalization only).
     pub result: Option<SessionResult>,
@@ -213,7 +214,7 @@ impl RunOutcome {
         self.observations.last()
     }
 
-    /// The submitted commands, in order.
+    /// The accepted commands, in order.
     pub fn commands(&self) -> Vec<Value> {
         self.decisions.iter().map(|d| d.action.clone()).collect()
     }
@@ -420,8 +421,16 @@ pub async fn run_session(
             events.on_decision(&decision);
         }
         let action = decision.action.clone();
-        decisions.push(decision);
-        observation = handle.act(action).await?;
+        match handle.act(action.clone()).await {
+            Ok(next) => {
+                decisions.push(decision);
+                observation = next;
+            }
+            // Refused as illegal: the session did not move, so the driver
+            // may decide again for the same observation.
+            Err(error) if error.is_illegal_action() && driver.retry_after_illegal(&action, &error) => {}
+            Err(error) => return Err(error.into()),
+        }
     }
 
     presentations.finish().await?;

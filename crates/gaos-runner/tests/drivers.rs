@@ -102,6 +102,20 @@ async fn human_picks_numbered_legal_actions_or_types_json() {
     assert!(matches!(closed, Err(DriverError::Input(m)) if m.contains("end of input")));
 }
 
+#[tokio::test]
+async fn human_menu_numbers_stay_the_same_between_turns() {
+    let all = legal();
+    let screen = Screen::default();
+    let mut human = HumanDriver::new(Cursor::new(b"1\n4\n".to_vec()), screen.clone());
+    assert_eq!(decide(&mut human, &all, 0).await, Ok(all[0].clone()));
+    // {"n":0} and {"n":2} are gone: the others keep their numbers, and 4 is still {"n":3}.
+    let later = vec![all[1].clone(), all[3].clone()];
+    assert_eq!(decide(&mut human, &later, 1).await, Ok(all[3].clone()));
+    let text = screen.text();
+    let second = &text[text.find("decision 2]").expect("second prompt")..];
+    assert!(second.contains("  2) {\"n\":1}\n  4) {\"n\":3}\n") && second.contains("Choose 2, 4"), "{second}");
+}
+
 #[test]
 fn driver_specs_parse_and_build() {
     assert_eq!("random".parse(), Ok(DriverSpec::Random { seed: None }));

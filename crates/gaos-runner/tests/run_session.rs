@@ -141,6 +141,9 @@ impl SessionTransport for Toy {
             if submission.revision != state.commands.len() as f64 {
                 return Err(SessionError::host(409, "stale_tick", "stale"));
             }
+            if submission.command.as_ref().and_then(|c| c.get("n")).and_then(Value::as_u64).is_some_and(|n| n > 2) {
+                return Err(SessionError::host(422, "illegal_command", "n must be 0, 1 or 2"));
+            }
             let id = submission.submission_id.clone().expect("the handle sends an id");
             state.submission_ids.push(id);
             state.commands.push(submission.command.clone().expect("a command"));
@@ -740,4 +743,43 @@ fn the_runner_and_handles_are_send_and_object_safe() {
     let mut driver: Box<dyn AgentDriver> = Box::new(FirstLegalDriver::new());
     let future = run_session(boxed.as_ref(), driver.as_mut(), RunOptions::default());
     is_send(&future);
+}
+
+/// A terminal the test reads back.
+#[derive(Clone, Default)]
+struct Screen(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Screen {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("screen").extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_person_whose_move_is_refused_is_told_why_and_asked_again() {
+    let host = ToyHost::new(1);
+    let h = handle(&host);
+    let screen = Screen::default();
+    // 7 is not on the menu (re-asked by the driver); {"n":9} is refused by
+    // the host (re-asked after the refusal); 2 picks {"n":1}.
+    let input = std::io::Cursor::new(b"7\n{\"n\":9}\n2\n".to_vec());
+    let mut human = gaos_runner::drivers::HumanDriver::new(input, screen.clone());
+    let outcome = run_session(&h, &mut human, RunOptions::new(unpaced())).await.expect("the run goes on");
+    assert_eq!(host.state().commands, vec![Value::from(obj! { "n" => 1u32 })]);
+    assert_eq!(outcome.commands(), vec![Value::from(obj! { "n" => 1u32 })], "the refused action is not a decision");
+    let text = String::from_utf8_lossy(&screen.0.lock().expect("screen")).into_owned();
+    assert!(text.contains("7 is not a listed action"), "{text}");
+    assert!(text.contains("Not accepted: {\"n\":9} (n must be 0, 1 or 2)"), "{text}");
+    assert_eq!(text.matches("decision 1]").count(), 2, "asked again at the same decision: {text}");
+
+    // Any other driver's illegal action still ends the run with the host's error.
+    let host = ToyHost::new(1);
+    let h = handle(&host);
+    let mut script = ScriptedDriver::new(vec![obj! { "n" => 9u32 }.into()]);
+    let error = run_session(&h, &mut script, RunOptions::new(unpaced())).await.expect_err("refused");
+    assert!(matches!(&error, RunError::Session(e) if e.is_illegal_action()), "{error:?}");
 }

@@ -1,5 +1,8 @@
 //! `human`: a person at a terminal picks each command from the numbered
-//! legal actions (or types a JSON command).
+//! legal actions (or types a JSON command). The prompt shows what changed
+//! since the seat's last move, the view as `key: value` lines
+//! ([`crate::drivers::human_view`]) and a menu numbered the same from turn
+//! to turn; a command the game refuses is explained and asked again.
 
 use std::io::{BufRead, BufReader, Write};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -7,7 +10,8 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use gaos_json::{Value, canonical_json};
 
 use crate::driver::{AgentDriver, Decision, DriverContext};
-use crate::error::DriverError;
+use crate::drivers::human_view;
+use crate::error::{DriverError, SessionError};
 use gaos_session::BoxFuture;
 
 /// Unreadable answers tolerated for one decision before giving up.
@@ -32,6 +36,7 @@ struct Terminal {
 /// ```
 pub struct HumanDriver {
     terminal: Arc<Mutex<Terminal>>,
+    memory: Memory,
 }
 
 impl std::fmt::Debug for HumanDriver {
@@ -43,7 +48,10 @@ impl std::fmt::Debug for HumanDriver {
 impl HumanDriver {
     /// A driver over this reader (answers) and writer (prompts).
     pub fn new(reader: impl BufRead + Send + 'static, writer: impl Write + Send + 'static) -> Self {
-        HumanDriver { terminal: Arc::new(Mutex::new(Terminal { reader: Box::new(reader), writer: Box::new(writer) })) }
+        HumanDriver {
+            terminal: Arc::new(Mutex::new(Terminal { reader: Box::new(reader), writer: Box::new(writer) })),
+            memory: Memory::default(),
+        }
     }
 
     /// A driver on the process's stdin (answers) and stderr (prompts, so
@@ -56,36 +64,93 @@ impl HumanDriver {
                 writer: Box::new(std::io::stderr()),
             }))
         });
-        HumanDriver { terminal: Arc::clone(terminal) }
+        HumanDriver { terminal: Arc::clone(terminal), memory: Memory::default() }
     }
 }
 
-fn prompt_text(context: &DriverContext<'_>) -> String {
-    let mut view = context.observation.clone();
+/// Numbers the legal actions for a person: an action keeps the number it
+/// got when first listed, so the menu reads the same from turn to turn as
+/// far as the game allows (a taken square's number is simply missing).
+#[derive(Debug, Default)]
+struct Menu {
+    /// Canonical JSON of every action listed so far, numbered from 1 in order.
+    seen: Vec<String>,
+}
+
+impl Menu {
+    /// `(number, action)` for each legal action, by number.
+    fn number(&mut self, legal: &[Value]) -> Vec<(usize, Value)> {
+        let mut entries: Vec<(usize, Value)> = legal
+            .iter()
+            .map(|action| {
+                let key = canonical_json(action);
+                let index = match self.seen.iter().position(|k| *k == key) {
+                    Some(index) => index,
+                    None => {
+                        self.seen.push(key);
+                        self.seen.len() - 1
+                    }
+                };
+                (index + 1, action.clone())
+            })
+            .collect();
+        entries.sort_by_key(|(n, _)| *n);
+        entries
+    }
+}
+
+/// The seat's driver-side memory between prompts.
+#[derive(Debug, Default)]
+struct Memory {
+    menu: Menu,
+    /// The view at the seat's last prompt, to announce what changed since.
+    last_view: Option<Value>,
+}
+
+fn view_of(observation: &Value) -> Value {
+    let mut view = observation.clone();
     if let Some(map) = view.as_object_mut() {
         map.remove("legalActions");
     }
-    let mut text = format!(
-        "\n[{} · seat {} · decision {}]\n{}\n",
-        context.session_id,
-        context.seat,
-        context.step + 1,
-        canonical_json(&view)
-    );
-    if context.legal_actions.is_empty() {
+    view
+}
+
+fn prompt_text(context: &DriverContext<'_>, memory: &Memory, menu: &[(usize, Value)]) -> String {
+    let view = view_of(context.observation);
+    let mut text = format!("\n[{} · seat {} · decision {}]\n", context.session_id, context.seat, context.step + 1);
+    if let Some(before) = &memory.last_view {
+        let changes = human_view::describe_changes(before, &view, context.seat);
+        if !changes.is_empty() {
+            text.push_str("Since your last move:\n");
+            for change in changes {
+                text.push_str(&format!("  * {change}\n"));
+            }
+        }
+    }
+    text.push_str(&human_view::render_view(&view, context.seat));
+    if menu.is_empty() {
         text.push_str("No legal actions are listed; type a JSON command: ");
     } else {
         text.push_str("Legal actions:\n");
-        for (i, action) in context.legal_actions.iter().enumerate() {
-            text.push_str(&format!("  {}) {}\n", i + 1, canonical_json(action)));
+        for (n, action) in menu {
+            text.push_str(&format!("  {n}) {}\n", canonical_json(action)));
         }
-        text.push_str(&format!("Choose 1-{} (or type a JSON command): ", context.legal_actions.len()));
+        text.push_str(&format!("Choose {} (or type a JSON command): ", choices(menu)));
     }
     text
 }
 
-/// Read one answer: a 1-based index into `legal`, or a JSON command.
-fn read_choice(terminal: &mut Terminal, prompt: &str, legal: &[Value]) -> Result<Value, DriverError> {
+/// `1-3`, or `1, 3, 4` when the numbers have gaps.
+fn choices(menu: &[(usize, Value)]) -> String {
+    let numbers: Vec<usize> = menu.iter().map(|(n, _)| *n).collect();
+    match (numbers.first(), numbers.last()) {
+        (Some(first), Some(last)) if last - first + 1 == numbers.len() && first != last => format!("{first}-{last}"),
+        _ => numbers.iter().map(usize::to_string).collect::<Vec<_>>().join(", "),
+    }
+}
+
+/// Read one answer: the number of a listed action, or a JSON command.
+fn read_choice(terminal: &mut Terminal, prompt: &str, menu: &[(usize, Value)]) -> Result<Value, DriverError> {
     let io = |e: std::io::Error| DriverError::Input(format!("the terminal failed: {e}"));
     terminal.writer.write_all(prompt.as_bytes()).map_err(io)?;
     terminal.writer.flush().map_err(io)?;
@@ -96,10 +161,10 @@ fn read_choice(terminal: &mut Terminal, prompt: &str, legal: &[Value]) -> Result
         }
         let answer = line.trim();
         if let Ok(n) = answer.parse::<usize>() {
-            if (1..=legal.len()).contains(&n) {
-                return Ok(legal[n - 1].clone());
+            if let Some((_, action)) = menu.iter().find(|(number, _)| *number == n) {
+                return Ok(action.clone());
             }
-            let again = format!("{n} is not a listed action; choose 1-{}: ", legal.len());
+            let again = format!("{n} is not a listed action; choose {}: ", choices(menu));
             terminal.writer.write_all(again.as_bytes()).map_err(io)?;
         } else if let Ok(command) = gaos_json::parse(answer) {
             return Ok(command);
@@ -120,14 +185,28 @@ impl AgentDriver for HumanDriver {
         "a person at the terminal"
     }
 
+    /// A person who mistyped gets the host's reason and the same choice again.
+    fn retry_after_illegal(&mut self, action: &Value, error: &SessionError) -> bool {
+        let reason = match error {
+            SessionError::Host { message, .. } => message.clone(),
+            other => other.to_string(),
+        };
+        let note =
+            format!("\nNot accepted: {} ({reason}). Nothing was played; choose again.\n", canonical_json(action));
+        let mut terminal = self.terminal.lock().unwrap_or_else(PoisonError::into_inner);
+        let _ = terminal.writer.write_all(note.as_bytes()).and_then(|()| terminal.writer.flush());
+        true
+    }
+
     fn act<'a>(&'a mut self, context: DriverContext<'a>) -> BoxFuture<'a, Result<Decision, DriverError>> {
-        let prompt = prompt_text(&context);
-        let legal = context.legal_actions.to_vec();
+        let menu = self.memory.menu.number(context.legal_actions);
+        let prompt = prompt_text(&context, &self.memory, &menu);
+        self.memory.last_view = Some(view_of(context.observation));
         let terminal = Arc::clone(&self.terminal);
         Box::pin(async move {
             let chosen = tokio::task::spawn_blocking(move || {
                 let mut terminal = terminal.lock().unwrap_or_else(PoisonError::into_inner);
-                read_choice(&mut terminal, &prompt, &legal)
+                read_choice(&mut terminal, &prompt, &menu)
             })
             .await
             .map_err(|e| DriverError::Input(format!("the terminal thread failed: {e}")))??;
