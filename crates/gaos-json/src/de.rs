@@ -189,7 +189,7 @@ impl<'de> SeqAccess<'de> for SeqDeserializer {
 }
 
 struct MapDeserializer {
-    iter: crate::map::IntoIter,
+    iter: crate::value::map::IntoIter,
     value: Option<Value>,
 }
 

@@ -21,7 +21,7 @@ mod codec;
 mod de;
 mod digest;
 mod error;
-pub mod map;
+pub use value::map;
 mod parse;
 mod ser;
 mod value;

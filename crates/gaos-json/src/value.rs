@@ -5,7 +5,9 @@ use crate::error::{JsonError, JsonErrorKind};
 /// 2^53 − 1, the largest integer a JavaScript number holds exactly.
 pub const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
-pub use crate::map::Map;
+pub mod map;
+
+pub use map::Map;
 
 /// A JSON value with JavaScript semantics: every number is an IEEE-754 double.
 ///

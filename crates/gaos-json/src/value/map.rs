@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::collections::btree_map;
 use std::fmt;
 
-use crate::value::Value;
+use super::Value;
 
 /// Entries kept in a sorted `Vec` before switching to a `BTreeMap`.
 const SMALL: usize = 32;
