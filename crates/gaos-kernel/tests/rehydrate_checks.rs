@@ -9,52 +9,16 @@ use std::sync::Arc;
 
 use gaos_json::{Value, obj};
 use gaos_kernel::commitment::{CommitmentBinding, commitment_hash};
-use gaos_kernel::{
-    Cadence, CommandSubmission, GameError, GameRef, HostTime, KernelOptions, SeedPolicy, SessionEvent, SessionKernel,
-    SessionLimits, SubmittedAction, TickReducer,
-};
+use gaos_kernel::{CommandSubmission, KernelOptions, SessionEvent, SessionKernel};
+
+mod support;
+use support::{Rounds, rounds_options};
 
 const SESSION: &str = "rehydrate-checks";
 const SALT: &str = "11111111111111111111111111111111";
 
-/// Both seats submit every window; the game never ends.
-struct Rounds;
-
-impl TickReducer for Rounds {
-    type State = u64;
-    fn init(&self, _level: &Value, _seed: u32) -> Result<u64, GameError> {
-        Ok(0)
-    }
-    fn advance(&self, round: u64, _inputs: &[SubmittedAction]) -> Result<u64, GameError> {
-        Ok(round + 1)
-    }
-    fn view(&self, round: &u64) -> Value {
-        obj! { "status" => "playing", "hud" => obj! { "actionsUsed" => *round as u32 } }.into()
-    }
-}
-
 fn options() -> Arc<KernelOptions<Rounds>> {
-    Arc::new(KernelOptions {
-        session_id: SESSION.into(),
-        game: GameRef::conventional("tests/rehydrate-checks"),
-        level_id: "only".into(),
-        level_version: None,
-        reducer: Rounds,
-        level: Value::Null,
-        seed: 0,
-        seed_policy: SeedPolicy::Explicit,
-        seats: vec!["a".into(), "b".into()],
-        cadence: Cadence::Turns,
-        host_time: HostTime::None,
-        dmath: None,
-        // Commands are the actions themselves.
-        command_to_action: Arc::new(|command, _| {
-            gaos_json::from_value(command.clone()).map_err(|e| GameError::new(e.to_string()))
-        }),
-        timeout_to_action: None,
-        limits: SessionLimits::default(),
-        state_isolation: None,
-    })
+    rounds_options(SESSION, "tests/rehydrate-checks")
 }
 
 fn commit(seat: &str) -> Value {

@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use gaos_json::{Value, obj};
 use gaos_kernel::commitment::{CommitmentBinding, commitment_hash};
-use gaos_kernel::{
-    AdvanceSummary, Cadence, CommandSubmission, GameError, GameRef, HostTime, KernelOptions, SeedPolicy, SessionKernel,
-    SessionLimits, SessionWarning, SubmittedAction, TickReducer,
-};
+use gaos_kernel::{AdvanceSummary, CommandSubmission, KernelOptions, SessionKernel, SessionWarning};
+
+mod support;
+use support::{Rounds, rounds_options};
 
 const SESSION: &str = "salts";
 const SALT_1: &str = "11111111111111111111111111111111";
@@ -21,44 +21,8 @@ const SALT_2: &str = "22222222222222222222222222222222";
 const SALT_3: &str = "33333333333333333333333333333333";
 const MESSAGE: &str = "commitment salt was reused within this session";
 
-/// Both seats submit every window; the game never ends.
-struct Rounds;
-
-impl TickReducer for Rounds {
-    type State = u64;
-    fn init(&self, _level: &Value, _seed: u32) -> Result<u64, GameError> {
-        Ok(0)
-    }
-    fn advance(&self, round: u64, _inputs: &[SubmittedAction]) -> Result<u64, GameError> {
-        Ok(round + 1)
-    }
-    fn view(&self, round: &u64) -> Value {
-        obj! { "status" => "playing", "hud" => obj! { "actionsUsed" => *round as u32 } }.into()
-    }
-}
-
 fn options() -> Arc<KernelOptions<Rounds>> {
-    Arc::new(KernelOptions {
-        session_id: SESSION.into(),
-        game: GameRef::conventional("tests/salt-book"),
-        level_id: "only".into(),
-        level_version: None,
-        reducer: Rounds,
-        level: Value::Null,
-        seed: 0,
-        seed_policy: SeedPolicy::Explicit,
-        seats: vec!["a".into(), "b".into()],
-        cadence: Cadence::Turns,
-        host_time: HostTime::None,
-        dmath: None,
-        // Commands are the actions themselves.
-        command_to_action: Arc::new(|command, _| {
-            gaos_json::from_value(command.clone()).map_err(|e| GameError::new(e.to_string()))
-        }),
-        timeout_to_action: None,
-        limits: SessionLimits::default(),
-        state_isolation: None,
-    })
+    rounds_options(SESSION, "tests/salt-book")
 }
 
 fn payload(seat: &str) -> Value {

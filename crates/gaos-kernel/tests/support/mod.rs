@@ -1,0 +1,52 @@
+//! A tiny commit–reveal test game shared by the kernel's integration tests:
+//! two seats that submit every window of a game that never ends, commands
+//! taken as the actions themselves (so a test writes commits and reveals
+//! directly).
+
+use std::sync::Arc;
+
+use gaos_json::{Value, obj};
+use gaos_kernel::{
+    Cadence, GameError, GameRef, HostTime, KernelOptions, SeedPolicy, SessionLimits, SubmittedAction, TickReducer,
+};
+
+/// Both seats submit every window; the game never ends.
+pub struct Rounds;
+
+impl TickReducer for Rounds {
+    type State = u64;
+    fn init(&self, _level: &Value, _seed: u32) -> Result<u64, GameError> {
+        Ok(0)
+    }
+    fn advance(&self, round: u64, _inputs: &[SubmittedAction]) -> Result<u64, GameError> {
+        Ok(round + 1)
+    }
+    fn view(&self, round: &u64) -> Value {
+        obj! { "status" => "playing", "hud" => obj! { "actionsUsed" => *round as u32 } }.into()
+    }
+}
+
+/// Options of a [`Rounds`] session `session` of game `game` (seats `a`, `b`, turns).
+pub fn rounds_options(session: &str, game: &str) -> Arc<KernelOptions<Rounds>> {
+    Arc::new(KernelOptions {
+        session_id: session.into(),
+        game: GameRef::conventional(game),
+        level_id: "only".into(),
+        level_version: None,
+        reducer: Rounds,
+        level: Value::Null,
+        seed: 0,
+        seed_policy: SeedPolicy::Explicit,
+        seats: vec!["a".into(), "b".into()],
+        cadence: Cadence::Turns,
+        host_time: HostTime::None,
+        dmath: None,
+        // Commands are the actions themselves.
+        command_to_action: Arc::new(|command, _| {
+            gaos_json::from_value(command.clone()).map_err(|e| GameError::new(e.to_string()))
+        }),
+        timeout_to_action: None,
+        limits: SessionLimits::default(),
+        state_isolation: None,
+    })
+}
