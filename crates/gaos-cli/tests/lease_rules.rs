@@ -118,7 +118,7 @@ fn a_silent_holder_loses_nothing_and_its_replay_equals_the_uninterrupted_run() {
         advance_clock(base, op, PAST_LEASE);
         // Eager detection: the lapse is recorded without any call of the holder
         // (o's implicit claim of the same duration lapses with it).
-        let records = wait_for_lease_event(base, op, &session, "lease_expired", 2 * (i + 1));
+        let records = recorded_lease_events(base, op, &session, "lease_expired", 2 * (i + 1));
         let lapse = records.iter().rev().find(|r| r["event"] == json!("lease_expired") && r["seat"] == json!("x"));
         assert_eq!(
             lapse,
@@ -203,7 +203,7 @@ fn a_second_controller_takes_a_lapsed_seat_and_the_first_never_renews_back_in() 
     assert!(!refused.text().contains(&first.token), "the conflict never reveals the holder's token");
 
     advance_clock(base, op, PAST_LEASE);
-    wait_for_lease_event(base, op, &session, "lease_expired", 1);
+    recorded_lease_events(base, op, &session, "lease_expired", 1);
     let attached = seat_post(base, &session, "x", "attach", None, &takeover);
     assert_eq!(attached.status, 200, "takeover: {}", attached.text());
     let second = lease_of(&attached.json());
@@ -237,7 +237,7 @@ fn a_second_controller_takes_a_lapsed_seat_and_the_first_never_renews_back_in() 
 
     // The second holder lapses too; the first still cannot renew back in.
     advance_clock(base, op, PAST_LEASE);
-    let records = wait_for_lease_event(base, op, &session, "lease_expired", 2);
+    let records = recorded_lease_events(base, op, &session, "lease_expired", 2);
     assert_eq!(
         records.last(),
         Some(&json!({
@@ -289,7 +289,7 @@ fn renew_never_resumes_a_deliberate_pause_and_resume_needs_a_live_claim() {
 
     // The claim lapses over the pause: resume needs a live claim.
     advance_clock(base, op, PAST_LEASE);
-    wait_for_lease_event(base, op, &session, "lease_expired", 1);
+    recorded_lease_events(base, op, &session, "lease_expired", 1);
     assert_eq!(lease_state(base, &session, "x", Some(&lease)), "lapsed");
     let resume = seat_post(base, &session, "x", "resume", Some(&lease), &json!({}));
     assert_error(&resume, 409, "lease_expired");
@@ -314,7 +314,7 @@ fn renew_never_resumes_a_deliberate_pause_and_resume_needs_a_live_claim() {
     // A superseded holder may still pause (free) but never resume.
     assert_resolved(&play(base, &session, "o", None, 3, "o0"), 2);
     advance_clock(base, op, PAST_LEASE);
-    wait_for_lease_event(base, op, &session, "lease_expired", 3);
+    recorded_lease_events(base, op, &session, "lease_expired", 3);
     let attached =
         seat_post(base, &session, "x", "attach", None, &json!({"requestId": "c2", "lease": {"durationMs": LEASE_MS}}));
     assert_eq!(attached.status, 200, "{}", attached.text());
@@ -398,7 +398,7 @@ fn a_lapsed_holder_may_stop_and_the_stop_is_final() {
     let (base, op) = (&server.base_url, &server.operator_token);
     let (session, lease) = create_tictactoe(base, op, Some(LEASE_MS));
     advance_clock(base, op, PAST_LEASE);
-    wait_for_lease_event(base, op, &session, "lease_expired", 1);
+    recorded_lease_events(base, op, &session, "lease_expired", 1);
     let stopped = seat_post(base, &session, "x", "stop", Some(&lease), &json!({"reason": "done thinking"}));
     assert_eq!(stopped.status, 200, "{}", stopped.text());
     assert_eq!(stopped.json(), json!({"sessionId": session.id, "status": "revoked", "reason": "done thinking"}));
@@ -417,7 +417,7 @@ fn a_call_with_an_older_epoch_is_fenced() {
     let (base, op) = (&server.base_url, &server.operator_token);
     let (session, first) = create_tictactoe(base, op, Some(LEASE_MS));
     advance_clock(base, op, PAST_LEASE);
-    wait_for_lease_event(base, op, &session, "lease_expired", 1);
+    recorded_lease_events(base, op, &session, "lease_expired", 1);
     let attached =
         seat_post(base, &session, "x", "attach", None, &json!({"requestId": "c2", "lease": {"durationMs": LEASE_MS}}));
     let second = lease_of(&attached.json());
@@ -465,7 +465,7 @@ fn lease_unaware_callers_keep_working_across_a_lapse() {
     );
 
     advance_clock(base, op, PAST_LEASE);
-    let records = wait_for_lease_event(base, op, &session, "lease_expired", 2);
+    let records = recorded_lease_events(base, op, &session, "lease_expired", 2);
     let lapsed: Vec<Value> = records.iter().map(|r| r["seat"].clone()).collect();
     assert_eq!(lapsed, [json!("o"), json!("x")], "both claims lapsed");
     assert_eq!(lease_state(base, &session, "x", None), "lapsed");
@@ -502,12 +502,12 @@ fn every_lease_event_is_in_the_transcript_and_on_the_stream() {
     });
 
     advance_clock(base, op, PAST_LEASE);
-    wait_for_lease_event(base, op, &session, "lease_expired", 1);
+    recorded_lease_events(base, op, &session, "lease_expired", 1);
     assert_eq!(renew(base, &session, "x", Some(&lease)).status, 200);
     assert_eq!(seat_post(base, &session, "x", "pause", Some(&lease), &json!({"reason": "look"})).status, 200);
     assert_eq!(seat_post(base, &session, "x", "resume", Some(&lease), &json!({})).status, 200);
     advance_clock(base, op, PAST_LEASE);
-    wait_for_lease_event(base, op, &session, "lease_expired", 2);
+    recorded_lease_events(base, op, &session, "lease_expired", 2);
     let attached =
         seat_post(base, &session, "x", "attach", None, &json!({"requestId": "c2", "lease": {"durationMs": LEASE_MS}}));
     assert_eq!(attached.status, 200, "{}", attached.text());
@@ -610,7 +610,7 @@ fn a_bearer_call_carrying_an_older_epoch_is_fenced() {
     let (base, op) = (&server.base_url, &server.operator_token);
     let (session, _first) = create_tictactoe(base, op, Some(LEASE_MS));
     advance_clock(base, op, PAST_LEASE);
-    wait_for_lease_event(base, op, &session, "lease_expired", 1);
+    recorded_lease_events(base, op, &session, "lease_expired", 1);
     let attached =
         seat_post(base, &session, "x", "attach", None, &json!({"requestId": "c2", "lease": {"durationMs": LEASE_MS}}));
     assert_eq!(lease_of(&attached.json()).epoch, 2);
@@ -628,7 +628,7 @@ fn a_bearer_call_carrying_an_older_epoch_is_fenced() {
     }
     // An attach carrying the old epoch cannot take the seat either, even once it lapsed.
     advance_clock(base, op, PAST_LEASE);
-    wait_for_lease_event(base, op, &session, "lease_expired", 2);
+    recorded_lease_events(base, op, &session, "lease_expired", 2);
     let (_, before_attach) = transcript(base, op, &session);
     let stale_attach = json!({"requestId": "c3", "lease": {"durationMs": LEASE_MS}});
     assert_error(&post_with_epoch(base, &session, "x", "attach", 1, &stale_attach), 409, "writer_conflict");
@@ -732,7 +732,7 @@ fn an_implicit_renewal_is_recorded_even_when_the_act_is_refused_as_paused() {
     let paused = seat_post(base, &session, "x", "pause", None, &json!({"reason": "checking"}));
     assert_eq!(paused.status, 200, "{}", paused.text());
     advance_clock(base, op, PAST_LEASE);
-    wait_for_lease_event(base, op, &session, "lease_expired", 1);
+    recorded_lease_events(base, op, &session, "lease_expired", 1);
     assert_eq!(lease_state(base, &session, "x", None), "lapsed");
 
     let envelope = envelope_of(base, &session, "x");

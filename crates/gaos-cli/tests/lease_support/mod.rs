@@ -140,6 +140,20 @@ pub fn wait_for_lease_event(base: &str, operator: &str, session: &Session, event
     records
 }
 
+/// The session's lease records right after an acknowledged clock move,
+/// with at least `count` `event`s among them: `POST /v1/admin/clock` answers
+/// only once every live session actor has re-checked its deadlines, so a
+/// lapse the move caused is already recorded (nothing to wait for).
+pub fn recorded_lease_events(base: &str, operator: &str, session: &Session, event: &str, count: usize) -> Vec<Value> {
+    let records = session_lease_records(base, operator, session);
+    let seen = records.iter().filter(|r| r["event"] == json!(event)).count();
+    assert!(
+        seen >= count,
+        "the acknowledged clock move recorded {count} {event:?} lease event(s), found {seen}: {records:?}"
+    );
+    records
+}
+
 /// The envelope `seat` sees now (its bearer token only: a read never renews).
 pub fn envelope_of(base: &str, session: &Session, seat: &str) -> Value {
     tick(base, session, session.token(seat))
