@@ -30,6 +30,7 @@ use tokio::sync::mpsc;
 use crate::answers::{ACT_ANSWERS_IN_MEMORY, AnswerCache};
 use crate::clock::HostClock;
 use crate::config::{LeaseBounds, SessionConfig};
+use crate::digest_key::DigestKey;
 use crate::lease::LeaseBook;
 use crate::metrics::Metrics;
 use crate::receipts::ReceiptIssuer;
@@ -57,6 +58,8 @@ pub(crate) struct ActorInit {
     pub leases: LeaseBook,
     pub clock: Arc<HostClock>,
     pub lease_bounds: LeaseBounds,
+    /// The secret the receipt digests are keyed with (never sent).
+    pub digest_key: DigestKey,
 }
 
 pub(crate) struct SessionActor {
@@ -77,6 +80,9 @@ pub(crate) struct SessionActor {
     pinned_controller: Option<Value>,
     /// Running digest of the persisted transcript.
     transcript: TranscriptHash,
+    /// Keys the attach receipt's digests, so no seat can test guesses of
+    /// hidden state against them (SECURITY.md).
+    digest_key: DigestKey,
     streams: Streams,
     leases: LeaseBook,
     /// The lease book as last persisted (lease slides are written lazily).
@@ -90,8 +96,20 @@ pub(crate) struct SessionActor {
 
 impl SessionActor {
     pub(crate) fn spawn(init: ActorInit) -> ActorHandle {
-        let ActorInit { config, game, kernel, status, answers, writer, metrics, reader, leases, clock, lease_bounds } =
-            init;
+        let ActorInit {
+            config,
+            game,
+            kernel,
+            status,
+            answers,
+            writer,
+            metrics,
+            reader,
+            leases,
+            clock,
+            lease_bounds,
+            digest_key,
+        } = init;
         let receipts = ReceiptIssuer::resume(&answers);
         let answers = AnswerCache::from_stored(answers, ACT_ANSWERS_IN_MEMORY);
         let policy = config.policy();
@@ -109,6 +127,7 @@ impl SessionActor {
         let mut actor = SessionActor {
             id: config.session_id.clone(),
             transcript: TranscriptHash::of(&kernel),
+            digest_key,
             streams: Streams::new(&config.seats),
             turn: TurnClock::new(config.turn_ms),
             ticks: TickSchedule::new(tick_period_ms),

@@ -15,6 +15,7 @@ use crate::answers::Answer;
 use crate::auth::{Caller, Credentials, new_token, token_hash};
 use crate::clock::HostClock;
 use crate::config::{LeaseBounds, SessionConfig, parse_create};
+use crate::digest_key::DigestKey;
 use crate::envelope::{EXT_CREDENTIALS, EXT_LEASE, EXT_POLICY};
 use crate::error::HostError;
 use crate::lease::{LeaseBook, LeaseOp, Presented};
@@ -249,6 +250,7 @@ impl Host {
         if record.status == SessionStatus::Revoked {
             return Err(HostError::revoked(leases.revoked.as_deref().unwrap_or("revoked")));
         }
+        let digest_key = self.stored_digest_key(id, &state).await?;
         let config_value = gaos_json::parse(&record.config)
             .map_err(|e| HostError::internal(format!("stored config of {id} is not JSON: {e}")))?;
         let config = SessionConfig::from_value(&config_value)
@@ -280,7 +282,26 @@ impl Host {
             leases,
             clock: Arc::clone(&self.inner.clock),
             lease_bounds: self.inner.options.lease_bounds,
+            digest_key,
         }))
+    }
+
+    /// The session's stored digest key. A session stored before keys existed
+    /// gets one now, made durable before any receipt uses it (its earlier
+    /// receipts keep their unkeyed digests; receipts are opaque strings).
+    async fn stored_digest_key(&self, id: &str, state: &[(SessionStateKey, String)]) -> Result<DigestKey, HostError> {
+        if let Some((_, text)) = state.iter().find(|(k, _)| *k == SessionStateKey::DigestKey) {
+            return DigestKey::from_hex(text)
+                .ok_or_else(|| HostError::internal(format!("the stored digest key of {id} is unreadable")));
+        }
+        let key = DigestKey::generate();
+        let ops = vec![WriteOp::SessionState {
+            session_id: id.to_owned(),
+            key: SessionStateKey::DigestKey,
+            value: key.to_hex(),
+        }];
+        self.inner.writer.write(WriteBatch { ops }).await.map_err(store_error)?;
+        Ok(key)
     }
 
     fn require_operator(caller: &Caller) -> Result<(), HostError> {
@@ -365,6 +386,14 @@ impl Host {
             key: SessionStateKey::Leases,
             value: leases.to_json(),
         });
+        // The receipt digests' key, drawn here and stored with the session so
+        // receipts stay stable across restarts; it never leaves the host.
+        let digest_key = DigestKey::generate();
+        batch.push(WriteOp::SessionState {
+            session_id: session_id.clone(),
+            key: SessionStateKey::DigestKey,
+            value: digest_key.to_hex(),
+        });
         let lease_ext = wire::LeaseExtension {
             token: Some(lease_token),
             epoch: granted.epoch,
@@ -412,6 +441,7 @@ impl Host {
             leases,
             clock: Arc::clone(&self.inner.clock),
             lease_bounds: bounds,
+            digest_key,
         });
         {
             let slot: Slot = Arc::new(OnceCell::new());

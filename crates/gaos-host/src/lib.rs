@@ -27,6 +27,7 @@ pub mod auth;
 pub mod bench;
 pub(crate) mod clock;
 pub mod config;
+pub(crate) mod digest_key;
 pub(crate) mod envelope;
 pub(crate) mod error;
 pub mod handle;

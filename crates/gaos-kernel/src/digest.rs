@@ -49,6 +49,19 @@ pub(crate) fn sha256_of_views<'a, T>(
     hex_encode(&sink.0.finalize())
 }
 
+/// The UTF-8 state preimage itself, for a host that keys its own digest
+/// over it (the attach receipt's `stateDigest` is an HMAC of this text).
+pub(crate) fn preimage_of_views<'a, T>(
+    cursor: u64,
+    tick: u64,
+    seats: impl IntoIterator<Item = (&'a str, T)>,
+    write_view: impl FnMut(T, &mut String),
+) -> String {
+    let mut text = String::new();
+    write_state_preimage(&mut text, cursor, tick, seats, write_view);
+    text
+}
+
 /// Feeds UTF-8 text to SHA-256.
 pub(crate) struct Sha256Sink(Sha256);
 

@@ -129,8 +129,10 @@ impl SessionActor {
                 session_id: &self.id,
                 request_id: &request_id,
                 revision,
-                transcript_digest: self.transcript.digest(),
-                state_digest: self.kernel.attach_state_digest(),
+                // Keyed: both preimages hold what this seat may not see
+                // (other seats' views, their pending intents).
+                transcript_digest: self.transcript.keyed_digest(&self.digest_key),
+                state_digest: self.digest_key.mac_hex(self.kernel.attach_state_preimage().as_bytes()),
                 controller: map.get("controller").and_then(|c| c.as_object().cloned()),
                 attached_at_ms: now,
             };

@@ -8,12 +8,15 @@ use sha2::{Digest, Sha256};
 
 use super::SessionActor;
 use crate::answers::Answer;
+use crate::digest_key::DigestKey;
 use crate::error::HostError;
 use crate::storage::{AnswerKind, SessionStatus, StoredAnswer, StoredEvent, WriteBatch, WriteOp};
 
-/// Running SHA-256 over the persisted events' canonical JSON joined by `\n`
-/// (the `transcriptDigest` of attach receipts), and how many events are
-/// persisted.
+/// Running SHA-256 over the persisted events' canonical JSON joined by `\n`,
+/// and how many events are persisted. The attach receipt's
+/// `transcriptDigest` is this hash keyed with the session's digest key
+/// ([`TranscriptHash::keyed_digest`]): the events hold other seats' pending
+/// intents, so the bare hash would let a seat test guesses of them.
 pub(super) struct TranscriptHash {
     hash: Sha256,
     persisted: usize,
@@ -37,8 +40,9 @@ impl TranscriptHash {
         self.persisted += 1;
     }
 
-    pub(super) fn digest(&self) -> String {
-        gaos_json::hex_encode(&self.hash.clone().finalize())
+    /// `hex(HMAC-SHA256(key, SHA-256(events)))`.
+    pub(super) fn keyed_digest(&self, key: &DigestKey) -> String {
+        key.mac_hex(&self.hash.clone().finalize())
     }
 }
 

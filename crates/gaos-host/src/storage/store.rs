@@ -112,6 +112,9 @@ pub enum SessionStateKey {
     Leases,
     /// The controller identity the first attach pinned (canonical JSON).
     Controller,
+    /// The session's digest key (hex), which keys the attach receipt's
+    /// digests (`crate::digest_key`). A host secret: never sent to anyone.
+    DigestKey,
 }
 
 impl SessionStateKey {
@@ -119,6 +122,7 @@ impl SessionStateKey {
         match self {
             SessionStateKey::Leases => "leases",
             SessionStateKey::Controller => "controller",
+            SessionStateKey::DigestKey => "digestKey",
         }
     }
 
@@ -126,6 +130,7 @@ impl SessionStateKey {
         Some(match text {
             "leases" => SessionStateKey::Leases,
             "controller" => SessionStateKey::Controller,
+            "digestKey" => SessionStateKey::DigestKey,
             _ => return None,
         })
     }

@@ -140,13 +140,28 @@ where
         Self::kernel_digest(&self.options, &self.sorted_seats, self.live.cursor, self.live.tick, &self.live.seat_views)
     }
 
-    /// The attach receipt's `stateDigest`: lowercase hex SHA-256 of
+    /// Lowercase hex SHA-256 of
     /// `{"cursor":C,"tick":T,"views":{<seat>:<view>,...}}` over the declared
     /// seats in code-point order, each view canonical (the preimage of
     /// [`Self::digest`], hashed with SHA-256).
+    ///
+    /// Not for a seat: the preimage holds every seat's hidden view, so a seat
+    /// can test guesses against it. A host gives a seat a digest keyed with
+    /// its own secret over [`Self::attach_state_preimage`] instead.
     pub fn attach_state_digest(&self) -> String {
         let seats = self.sorted_seats.iter().map(|&index| (self.options.seats[index].as_str(), index));
         crate::digest::sha256_of_views(self.live.cursor, self.live.tick, seats, |index, sink| {
+            sink.push_str(&self.live.seat_views[index].canonical)
+        })
+    }
+
+    /// The text [`Self::attach_state_digest`] hashes:
+    /// `{"cursor":C,"tick":T,"views":{<seat>:<view>,...}}`. The host keys its
+    /// receipt's `stateDigest` over it (the kernel holds no secret and draws
+    /// no randomness).
+    pub fn attach_state_preimage(&self) -> String {
+        let seats = self.sorted_seats.iter().map(|&index| (self.options.seats[index].as_str(), index));
+        crate::digest::preimage_of_views(self.live.cursor, self.live.tick, seats, |index, sink| {
             sink.push_str(&self.live.seat_views[index].canonical)
         })
     }
@@ -293,6 +308,7 @@ mod tests {
             .as_bytes(),
         );
         assert_eq!(kernel.attach_state_digest(), pinned);
+        assert_eq!(sha256_hex(kernel.attach_state_preimage().as_bytes()), pinned, "the digest hashes the preimage");
         let advance = kernel.prepare_advance(Some(1.0)).expect("two ticks are due");
         kernel.apply_now(advance).expect("commits");
         assert_eq!(kernel.cursor(), 2);
