@@ -47,6 +47,8 @@ enum Command {
         /// (POST /v1/admin/clock). Never use in production.
         #[arg(long, hide = true)]
         test_clock: bool,
+        #[command(flatten)]
+        limits: serve_cmd::LimitArgs,
     },
     /// Conformance-pack tools.
     Conformance {
@@ -100,8 +102,8 @@ enum ConformanceCommand {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve { data, listen, lease_min_ms, lease_max_ms, test_clock } => {
-            serve_cmd::run(data, listen, lease_min_ms, lease_max_ms, test_clock)
+        Command::Serve { data, listen, lease_min_ms, lease_max_ms, test_clock, limits } => {
+            serve_cmd::run(data, listen, lease_min_ms, lease_max_ms, test_clock, limits)
         }
         Command::Conformance { command: ConformanceCommand::Run { script, out } } => {
             match gaos_conformance::run_script_file(&script, &out) {

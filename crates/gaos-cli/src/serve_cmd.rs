@@ -4,9 +4,11 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use gaos_host::HostOptions;
 use gaos_host::auth::Caller;
+use gaos_host::connections::{self, ConnectionLimits};
 use gaos_host::serve::{ServeOptions, serve_with_routes};
 use gaos_mcp::http::McpHttpOptions;
 use gaos_runner::CancellationToken;
@@ -18,9 +20,72 @@ pub fn init_logging() {
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
 }
 
+/// The connection bounds of `gaos serve` (see SECURITY.md, "Connection limits").
+#[derive(Debug, Clone, clap::Args)]
+pub struct LimitArgs {
+    /// Open client connections at most, streams included. At the cap the
+    /// host stops accepting and new clients wait in the kernel backlog.
+    /// Default: half of what the open-files limit leaves after 256
+    /// descriptors for the database and the runtime.
+    #[arg(long)]
+    max_connections: Option<usize>,
+    /// Open streams (SSE /v1/sessions/{id}/stream, GET /mcp) at most; more
+    /// answer 503 too_many_streams. Default: half of --max-connections.
+    #[arg(long)]
+    max_streams: Option<usize>,
+    /// A request head must arrive completely within this (ms), else the
+    /// connection is closed.
+    #[arg(long, default_value_t = 10_000)]
+    header_timeout_ms: u64,
+    /// A request body must arrive completely within this (ms) of its head.
+    #[arg(long, default_value_t = 30_000)]
+    body_timeout_ms: u64,
+    /// A keep-alive connection with no request in flight is closed after
+    /// this (ms). Streams are never idle while they stream.
+    #[arg(long, default_value_t = 60_000)]
+    idle_timeout_ms: u64,
+}
+
+impl LimitArgs {
+    fn limits(&self) -> Result<ConnectionLimits, String> {
+        let max_connections = self.max_connections.unwrap_or_else(connections::default_max_connections);
+        let max_streams = self.max_streams.unwrap_or_else(|| connections::default_max_streams(max_connections));
+        if max_connections == 0 || max_streams == 0 {
+            return Err("--max-connections and --max-streams must be at least 1".into());
+        }
+        if max_streams > max_connections {
+            return Err(format!("--max-streams ({max_streams}) cannot exceed --max-connections ({max_connections})"));
+        }
+        if self.header_timeout_ms == 0 || self.body_timeout_ms == 0 || self.idle_timeout_ms == 0 {
+            return Err("--header-timeout-ms, --body-timeout-ms and --idle-timeout-ms must be at least 1".into());
+        }
+        Ok(ConnectionLimits {
+            max_connections,
+            max_streams,
+            header_timeout: Duration::from_millis(self.header_timeout_ms),
+            body_timeout: Duration::from_millis(self.body_timeout_ms),
+            idle_timeout: Duration::from_millis(self.idle_timeout_ms),
+        })
+    }
+}
+
 /// Run the host until SIGINT or SIGTERM.
-pub fn run(data: PathBuf, listen: String, lease_min_ms: u64, lease_max_ms: u64, test_clock: bool) -> ExitCode {
+pub fn run(
+    data: PathBuf,
+    listen: String,
+    lease_min_ms: u64,
+    lease_max_ms: u64,
+    test_clock: bool,
+    limits: LimitArgs,
+) -> ExitCode {
     init_logging();
+    let limits = match limits.limits() {
+        Ok(limits) => limits,
+        Err(e) => {
+            eprintln!("gaos serve: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let lease_bounds = match gaos_host::config::LeaseBounds::new(lease_min_ms, lease_max_ms) {
         Ok(bounds) => bounds,
         Err(e) => {
@@ -42,6 +107,7 @@ pub fn run(data: PathBuf, listen: String, lease_min_ms: u64, lease_max_ms: u64, 
         data_dir: data,
         listen,
         host: HostOptions { lease_bounds, test_clock, ..HostOptions::default() },
+        limits,
     };
     // Shutting down also ends open MCP streams (else graceful shutdown waits on them).
     let mcp_cancel = CancellationToken::new();

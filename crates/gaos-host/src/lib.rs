@@ -13,6 +13,7 @@
 //!     data_dir: "./gaos-data".into(),
 //!     listen: "127.0.0.1:8899".into(),
 //!     host: gaos_host::host::HostOptions::default(),
+//!     limits: gaos_host::connections::ConnectionLimits::default(),
 //! };
 //! gaos_host::serve::serve(options, async { let _ = tokio::signal::ctrl_c().await; }).await
 //! # }
@@ -27,6 +28,7 @@ pub mod auth;
 pub mod bench;
 pub(crate) mod clock;
 pub mod config;
+pub mod connections;
 pub(crate) mod digest_key;
 pub(crate) mod envelope;
 pub(crate) mod error;

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::auth::{OperatorTokenSource, operator_token};
+use crate::connections::{ConnectionLimits, serve_bounded};
 use crate::host::{Host, HostOptions};
 
 /// Settings of `gaos serve`.
@@ -12,6 +13,8 @@ pub struct ServeOptions {
     pub data_dir: PathBuf,
     pub listen: String,
     pub host: HostOptions,
+    /// The bounds on client connections (caps and timeouts).
+    pub limits: ConnectionLimits,
 }
 
 /// Run the host until `shutdown` resolves.
@@ -51,6 +54,15 @@ pub async fn serve_with_routes(
     let address = listener.local_addr().map_err(|e| e.to_string())?;
     println!("gaos serve: listening on http://{address}");
     println!("gaos serve: data in {} (SQLite, WAL, synchronous=FULL)", db_path.display());
+    let limits = &options.limits;
+    println!(
+        "gaos serve: at most {} connections ({} streams); header timeout {} ms, body timeout {} ms, idle timeout {} ms",
+        limits.max_connections,
+        limits.max_streams,
+        limits.header_timeout.as_millis(),
+        limits.body_timeout.as_millis(),
+        limits.idle_timeout.as_millis()
+    );
     println!("gaos serve: rehydrated {} active session(s), {} failed", report.loaded.len(), report.failed.len());
     match source {
         OperatorTokenSource::Environment => println!("gaos serve: operator token from GAOS_OPERATOR_TOKEN"),
@@ -66,5 +78,5 @@ pub async fn serve_with_routes(
     use std::io::Write;
     let _ = std::io::stdout().flush();
     let routes = crate::http::router(host.clone()).merge(extra(&host, address));
-    axum::serve(listener, routes).with_graceful_shutdown(shutdown).await.map_err(|e| e.to_string())
+    serve_bounded(listener, routes, options.limits, shutdown).await
 }
