@@ -11,52 +11,20 @@
 use std::sync::Arc;
 
 use gaos_json::{Value, obj, parse};
-use gaos_kernel::{
-    Cadence, CommandSubmission, GameError, GameRef, HostTime, KernelError, KernelOptions, SeedPolicy, SessionKernel,
-    SessionLimits, SubmittedAction, TickReducer, TimeoutInput,
-};
+use gaos_kernel::{CommandSubmission, KernelError, SessionKernel, SubmittedAction, TimeoutInput};
 
-/// Two seats, simultaneous; the game ends after `ROUNDS` resolutions.
-struct Rounds;
+mod support;
+use support::{Rounds, rounds_kernel_options};
 
+/// The game ends after one resolution.
 const ROUNDS: u64 = 1;
 
-impl TickReducer for Rounds {
-    type State = u64;
-    fn init(&self, _level: &Value, _seed: u32) -> Result<u64, GameError> {
-        Ok(0)
-    }
-    fn advance(&self, round: u64, _inputs: &[SubmittedAction]) -> Result<u64, GameError> {
-        Ok(round + 1)
-    }
-    fn view(&self, round: &u64) -> Value {
-        let status = if *round >= ROUNDS { "ended" } else { "playing" };
-        obj! { "status" => status, "hud" => obj! { "actionsUsed" => *round as u32 } }.into()
-    }
-}
-
 fn kernel(with_mapper: bool) -> SessionKernel<Rounds> {
-    let timeout_to_action: Option<gaos_kernel::TimeoutMapper> =
+    let mut options = rounds_kernel_options("order", "tests/timeout-order", Rounds { ends_after: Some(ROUNDS) });
+    options.command_to_action = Arc::new(|_, _| Ok(SubmittedAction::new("Action 1")));
+    options.timeout_to_action =
         if with_mapper { Some(Arc::new(|_, _| Ok(SubmittedAction::new("Action 1")))) } else { None };
-    SessionKernel::new(KernelOptions {
-        session_id: "order".into(),
-        game: GameRef::conventional("tests/timeout-order"),
-        level_id: "only".into(),
-        level_version: None,
-        reducer: Rounds,
-        level: Value::Null,
-        seed: 0,
-        seed_policy: SeedPolicy::Explicit,
-        seats: vec!["a".into(), "b".into()],
-        cadence: Cadence::Turns,
-        host_time: HostTime::None,
-        dmath: None,
-        command_to_action: Arc::new(|_, _| Ok(SubmittedAction::new("Action 1"))),
-        timeout_to_action,
-        limits: SessionLimits::default(),
-        state_isolation: None,
-    })
-    .expect("valid options")
+    SessionKernel::new(options).expect("valid options")
 }
 
 /// A kernel whose game has ended (one window-wide timeout resolved it).

@@ -1,7 +1,10 @@
-//! A tiny commit–reveal test game shared by the kernel's integration tests:
-//! two seats that submit every window of a game that never ends, commands
-//! taken as the actions themselves (so a test writes commits and reveals
-//! directly).
+//! A tiny test game shared by the kernel's integration tests: two seats
+//! that submit every window, commands taken as the actions themselves (so a
+//! test writes commits and reveals directly), a game that never ends unless
+//! a test asks it to.
+
+// Each test binary uses a different part of this module.
+#![allow(dead_code)]
 
 use std::sync::Arc;
 
@@ -10,8 +13,11 @@ use gaos_kernel::{
     Cadence, GameError, GameRef, HostTime, KernelOptions, SeedPolicy, SessionLimits, SubmittedAction, TickReducer,
 };
 
-/// Both seats submit every window; the game never ends.
-pub struct Rounds;
+/// Both seats submit every window; the game ends after `ends_after`
+/// resolutions (never when `None`).
+pub struct Rounds {
+    pub ends_after: Option<u64>,
+}
 
 impl TickReducer for Rounds {
     type State = u64;
@@ -22,18 +28,26 @@ impl TickReducer for Rounds {
         Ok(round + 1)
     }
     fn view(&self, round: &u64) -> Value {
-        obj! { "status" => "playing", "hud" => obj! { "actionsUsed" => *round as u32 } }.into()
+        let ended = self.ends_after.is_some_and(|end| *round >= end);
+        let status = if ended { "ended" } else { "playing" };
+        obj! { "status" => status, "hud" => obj! { "actionsUsed" => *round as u32 } }.into()
     }
 }
 
-/// Options of a [`Rounds`] session `session` of game `game` (seats `a`, `b`, turns).
+/// Options of an endless [`Rounds`] session `session` of game `game`
+/// (seats `a`, `b`, turns).
 pub fn rounds_options(session: &str, game: &str) -> Arc<KernelOptions<Rounds>> {
-    Arc::new(KernelOptions {
+    Arc::new(rounds_kernel_options(session, game, Rounds { ends_after: None }))
+}
+
+/// The same options, unshared, for a test that changes a field first.
+pub fn rounds_kernel_options(session: &str, game: &str, reducer: Rounds) -> KernelOptions<Rounds> {
+    KernelOptions {
         session_id: session.into(),
         game: GameRef::conventional(game),
         level_id: "only".into(),
         level_version: None,
-        reducer: Rounds,
+        reducer,
         level: Value::Null,
         seed: 0,
         seed_policy: SeedPolicy::Explicit,
@@ -48,5 +62,5 @@ pub fn rounds_options(session: &str, game: &str) -> Arc<KernelOptions<Rounds>> {
         timeout_to_action: None,
         limits: SessionLimits::default(),
         state_isolation: None,
-    })
+    }
 }
