@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::action::SubmittedAction;
 use crate::error::GameError;
+use crate::options::Cadence;
 use crate::reducer::DynReducer;
 
 /// `{id, version}` of a game's adapter (its reducer implementation).
@@ -157,6 +158,12 @@ pub trait Game: Send + Sync {
 
     /// A fresh reducer.
     fn reducer(&self) -> DynReducer;
+
+    /// The cadence a host offers by default (a create request may choose
+    /// another the reducer supports). Turn-based unless the game says so.
+    fn cadence(&self) -> Cadence {
+        Cadence::Turns
+    }
 
     /// `commandToAction`: map a protocol command to the reducer's action.
     fn command_to_action(&self, command: &Value, ctx: &CommandContext<'_>) -> Result<SubmittedAction, GameError>;
