@@ -92,11 +92,11 @@ pub struct VerifyArgs {
     json: bool,
 }
 
-/// Run `gaos bench`.
-pub fn run(command: BenchCommand) -> ExitCode {
+/// Run `gaos bench` with the games of `registry`.
+pub fn run(command: BenchCommand, registry: &GameRegistry) -> ExitCode {
     match command {
-        BenchCommand::Run(args) => run_command(args),
-        BenchCommand::Verify(args) => verify_command(args),
+        BenchCommand::Run(args) => run_command(args, registry),
+        BenchCommand::Verify(args) => verify_command(args, registry),
     }
 }
 
@@ -105,7 +105,7 @@ fn usage(message: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(2)
 }
 
-/// Resolve a replay's game among the built-in games, by adapter id first.
+/// Resolve a replay's game among the registry's games, by adapter id first.
 fn resolver(registry: &GameRegistry) -> impl Fn(&GameRef) -> Option<Arc<dyn Game>> + Sync + '_ {
     move |game: &GameRef| registry.by_adapter(&game.adapter.id).or_else(|| registry.get(&game.id))
 }
@@ -117,6 +117,7 @@ struct Setup {
     manifest: BenchmarkManifest,
     scorer: Arc<dyn gaos_runner::benchmark::ScoringPlugin>,
     game: Arc<dyn Game>,
+    registry: GameRegistry,
     drivers: DriverAssignment,
     settings: DriverSettings,
     out: PathBuf,
@@ -124,13 +125,12 @@ struct Setup {
     resume: Option<Checkpoint>,
 }
 
-fn setup(args: &RunArgs) -> Result<Setup, String> {
+fn setup(args: &RunArgs, registry: &GameRegistry) -> Result<Setup, String> {
     let text = std::fs::read_to_string(&args.manifest)
         .map_err(|e| format!("cannot read the manifest {}: {e}", args.manifest.display()))?;
     let manifest = BenchmarkManifest::parse(&text).map_err(|e| format!("{}: {e}", args.manifest.display()))?;
     let scorer: Arc<dyn gaos_runner::benchmark::ScoringPlugin> =
         Arc::from(scoring_plugin(&manifest.scoring.plugin).map_err(|e| e.to_string())?);
-    let registry = GameRegistry::builtin();
     let game = registry.get(&manifest.benchmark.adapter).ok_or_else(|| {
         let known: Vec<String> = registry.list().iter().map(|g| g.game_ref().id).collect();
         format!(
@@ -172,11 +172,11 @@ fn setup(args: &RunArgs) -> Result<Setup, String> {
         std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
         None
     };
-    Ok(Setup { manifest, scorer, game, drivers, settings, out, checkpoint, resume })
+    Ok(Setup { manifest, scorer, game, registry: registry.clone(), drivers, settings, out, checkpoint, resume })
 }
 
-fn run_command(args: RunArgs) -> ExitCode {
-    let setup = match setup(&args) {
+fn run_command(args: RunArgs, registry: &GameRegistry) -> ExitCode {
+    let setup = match setup(&args, registry) {
         Ok(setup) => setup,
         Err(e) => return usage(e),
     };
@@ -191,12 +191,12 @@ fn run_command(args: RunArgs) -> ExitCode {
 }
 
 async fn run_async(args: &RunArgs, setup: Setup) -> ExitCode {
-    let Setup { manifest, scorer, game, drivers, settings, out, checkpoint, resume } = setup;
+    let Setup { manifest, scorer, game, registry, drivers, settings, out, checkpoint, resume } = setup;
     let info = GameInfo::from_game(game.as_ref());
     let (factory, agent, where_): (Arc<dyn SessionFactory>, _, String) = match &args.host {
         None => {
             let data = args.host_data.clone().unwrap_or_else(|| out.join("host"));
-            let host = match gaos_host::bench::open_bench_host(&data).await {
+            let host = match gaos_host::bench::open_bench_host(&data, registry.clone()).await {
                 Ok(host) => host,
                 Err(e) => return usage(format!("cannot open the run's host in {}: {e}", data.display())),
             };
@@ -294,7 +294,7 @@ async fn run_async(args: &RunArgs, setup: Setup) -> ExitCode {
         }
         return ExitCode::FAILURE;
     }
-    match finish(&manifest, &run, &out, &agent) {
+    match finish(&manifest, &registry, &run, &out, &agent) {
         Ok(finished) => {
             report(args, &manifest, &run, &out, &finished, resumed, new_episodes, elapsed);
             if finished.valid { ExitCode::SUCCESS } else { ExitCode::FAILURE }
@@ -317,6 +317,7 @@ struct Finished {
 /// disk, write OUT/scores.svg.
 fn finish(
     manifest: &BenchmarkManifest,
+    registry: &GameRegistry,
     run: &BenchmarkRun,
     out: &Path,
     agent: &gaos_runner::benchmark::AgentIdentity,
@@ -333,8 +334,7 @@ fn finish(
     }
     std::fs::rename(&staging, &bundle).map_err(|e| format!("cannot move the bundle to {}: {e}", bundle.display()))?;
     let read = read_bundle_dir(&bundle).map_err(|e| format!("the bundle just written does not read back: {e}"))?;
-    let registry = GameRegistry::builtin();
-    let resolve = resolver(&registry);
+    let resolve = resolver(registry);
     let scorer = scoring_plugin(&manifest.scoring.plugin).map_err(|e| e.to_string())?;
     let verifier = ReplayEpisodeVerifier::new(manifest, &resolve, scorer.as_ref());
     let verification = verify_bundle(&read, manifest, &verifier);
@@ -539,7 +539,7 @@ impl BenchmarkObserver for Progress {
 
 // ---------------------------------------------------------------- verify
 
-fn verify_command(args: VerifyArgs) -> ExitCode {
+fn verify_command(args: VerifyArgs, registry: &GameRegistry) -> ExitCode {
     let dir = if !args.dir.join("manifest.json").exists() && args.dir.join("bundle").join("manifest.json").exists() {
         args.dir.join("bundle")
     } else {
@@ -585,8 +585,7 @@ fn verify_command(args: VerifyArgs) -> ExitCode {
         Ok(scorer) => scorer,
         Err(e) => return usage(format!("cannot recompute scores: {e}")),
     };
-    let registry = GameRegistry::builtin();
-    let resolve = resolver(&registry);
+    let resolve = resolver(registry);
     let verifier = ReplayEpisodeVerifier::new(&manifest, &resolve, scorer.as_ref());
     let verification = verify_bundle(&bundle, &manifest, &verifier);
     if args.json {

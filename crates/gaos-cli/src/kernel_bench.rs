@@ -82,16 +82,22 @@ impl BenchReport {
     }
 }
 
-/// Run the benchmark for (at least) `transitions` committed transitions.
-pub fn run(transitions: u64) -> Result<BenchReport, KernelError> {
+/// Run the benchmark for (at least) `transitions` committed transitions of
+/// `registry`'s `conformance/counter` game.
+pub fn run(transitions: u64, registry: &GameRegistry) -> Result<BenchReport, String> {
+    let game = registry
+        .get("conformance/counter")
+        .ok_or("kernel-bench runs conformance/counter, and this gaos has no game of that id")?;
+    run_game(transitions, &game, registry).map_err(|e| e.to_string())
+}
+
+fn run_game(transitions: u64, game: &Arc<dyn Game>, registry: &GameRegistry) -> Result<BenchReport, KernelError> {
     let rounds = transitions.div_ceil(3).max(1);
     let transitions = rounds * 3;
-    let registry = GameRegistry::builtin();
-    let game = registry.get("conformance/counter").expect("the counter game is built in");
     let mut level = Map::new();
     level.insert("rounds".into(), rounds.into());
     let options = Arc::new(
-        KernelOptions::builder(&game, "bench")
+        KernelOptions::builder(game, "bench")
             .level("bench", Value::Object(level))
             .seed(1, SeedPolicy::Explicit)
             .seats(vec!["a".into(), "b".into()])

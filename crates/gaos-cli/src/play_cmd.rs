@@ -16,6 +16,7 @@ use std::sync::Arc;
 use clap::Args;
 use gaos_client::SessionClient;
 use gaos_client::handle::RemoteSessionHandle;
+use gaos_games::GameRegistry;
 use gaos_host::HostOptions;
 use gaos_host::handle::{InProcessSessionHandle, open_local_host};
 use gaos_json::{Map, Value, canonical_json};
@@ -161,9 +162,8 @@ fn controller(specs: &[(String, DriverSpec)]) -> SessionControllerIdentity {
     SessionControllerIdentity::new(kind, "gaos-play").with_version(env!("CARGO_PKG_VERSION"))
 }
 
-/// Run `gaos play`.
-pub fn run(args: PlayArgs) -> ExitCode {
-    let registry = gaos_games::GameRegistry::builtin();
+/// Run `gaos play` with the games of `registry` (in-process play serves them).
+pub fn run(args: PlayArgs, registry: &GameRegistry) -> ExitCode {
     let game_seats = registry.get(&args.game).map(|g| g.seats()).unwrap_or_default();
     if args.host.is_none() && game_seats.is_empty() {
         let known: Vec<String> = registry.list().iter().map(|g| g.game_ref().id).collect();
@@ -190,7 +190,7 @@ pub fn run(args: PlayArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return usage(format!("cannot start the async runtime: {e}")),
     };
-    let result = runtime.block_on(play(&args, &assignments, drivers, seed));
+    let result = runtime.block_on(play(&args, registry, &assignments, drivers, seed));
     // A person's prompt may still block a thread on stdin; do not wait for it.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     match result {
@@ -204,6 +204,7 @@ pub fn run(args: PlayArgs) -> ExitCode {
 
 async fn play(
     args: &PlayArgs,
+    registry: &GameRegistry,
     assignments: &[(String, DriverSpec)],
     drivers: Vec<Box<dyn AgentDriver>>,
     seed: u32,
@@ -222,7 +223,8 @@ async fn play(
     let (handles, where_): (Vec<Box<dyn SessionHandle>>, String) = match &args.host {
         None => {
             let scratch = ScratchDir::new().map_err(|e| format!("cannot create a temporary directory: {e}"))?;
-            let host = open_local_host(&scratch.0, HostOptions::default()).await.map_err(|e| e.to_string())?;
+            let host =
+                open_local_host(&scratch.0, HostOptions::new(registry.clone())).await.map_err(|e| e.to_string())?;
             _scratch = Some(scratch);
             let created =
                 InProcessSessionHandle::create(&host, &request, &policy).await.map_err(|e| format!("create: {e}"))?;

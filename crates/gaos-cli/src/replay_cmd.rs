@@ -46,15 +46,17 @@ pub enum ReplayCommand {
     },
 }
 
-/// Run a `gaos replay` subcommand.
-pub fn run(command: ReplayCommand) -> ExitCode {
+/// Run a `gaos replay` subcommand with the games of `registry`.
+pub fn run(command: ReplayCommand, registry: &GameRegistry) -> ExitCode {
     match command {
-        ReplayCommand::Verify { files, json, strict, jobs } => verify(&files, json, strict, jobs.map(usize::from)),
-        ReplayCommand::Inspect { file } => inspect(&file),
+        ReplayCommand::Verify { files, json, strict, jobs } => {
+            verify(registry, &files, json, strict, jobs.map(usize::from))
+        }
+        ReplayCommand::Inspect { file } => inspect(registry, &file),
     }
 }
 
-/// Resolve a replay's game among the built-in games, by adapter id first.
+/// Resolve a replay's game among the registry's games, by adapter id first.
 fn resolver(registry: &GameRegistry) -> impl Fn(&GameRef) -> Option<Arc<dyn Game>> + Sync + '_ {
     move |game: &GameRef| registry.by_adapter(&game.adapter.id).or_else(|| registry.get(&game.id))
 }
@@ -64,7 +66,7 @@ enum FileOutcome {
     Checked(VerifyReport),
 }
 
-fn verify(files: &[PathBuf], json: bool, strict: bool, jobs: Option<usize>) -> ExitCode {
+fn verify(registry: &GameRegistry, files: &[PathBuf], json: bool, strict: bool, jobs: Option<usize>) -> ExitCode {
     let pool = match rayon::ThreadPoolBuilder::new().num_threads(jobs.unwrap_or(0)).build() {
         Ok(pool) => pool,
         Err(e) => {
@@ -72,8 +74,7 @@ fn verify(files: &[PathBuf], json: bool, strict: bool, jobs: Option<usize>) -> E
             return ExitCode::from(2);
         }
     };
-    let registry = GameRegistry::builtin();
-    let resolve = resolver(&registry);
+    let resolve = resolver(registry);
     let options = VerifyOptions { strict };
     let outcomes: Vec<FileOutcome> = pool.install(|| {
         files
@@ -164,7 +165,7 @@ fn report_text(path: &Path, report: &VerifyReport) -> String {
     out
 }
 
-fn inspect(path: &Path) -> ExitCode {
+fn inspect(registry: &GameRegistry, path: &Path) -> ExitCode {
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) => {
@@ -182,8 +183,7 @@ fn inspect(path: &Path) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let registry = GameRegistry::builtin();
-    let resolve = resolver(&registry);
+    let resolve = resolver(registry);
     let report = verify_replay(ReplaySource::Bytes(&bytes), &resolve, &VerifyOptions::default());
     print!("{}", inspect_text(path, &view, registry.by_adapter(&view.game.adapter.id).as_deref(), &report));
     ExitCode::SUCCESS

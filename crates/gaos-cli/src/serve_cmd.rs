@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use gaos_games::GameRegistry;
 use gaos_host::HostOptions;
 use gaos_host::auth::Caller;
 use gaos_host::connections::{self, ConnectionLimits};
@@ -71,6 +72,7 @@ impl LimitArgs {
 
 /// Run the host until SIGINT or SIGTERM.
 pub fn run(
+    registry: &GameRegistry,
     data: PathBuf,
     listen: String,
     lease_min_ms: u64,
@@ -106,7 +108,7 @@ pub fn run(
     let options = ServeOptions {
         data_dir: data,
         listen,
-        host: HostOptions { lease_bounds, test_clock, ..HostOptions::default() },
+        host: HostOptions { lease_bounds, test_clock, ..HostOptions::new(registry.clone()) },
         limits,
     };
     // Shutting down also ends open MCP streams (else graceful shutdown waits on them).

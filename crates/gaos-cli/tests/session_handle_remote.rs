@@ -228,7 +228,7 @@ async fn g1_g2_remote_and_in_process_handles_play_the_same_match() {
     http::verify_replay(GAOS, server.data_dir(), "remote-hilo", remote_result.replay_text().expect("replay"));
 
     let dir = TempDir::new("gaos-inproc");
-    let host = open_local_host(dir.path(), HostOptions::default()).await.expect("host");
+    let host = open_local_host(dir.path(), HostOptions::new(gaos_games::GameRegistry::builtin())).await.expect("host");
     let local = InProcessSessionHandle::create(&host, &json(request), &policy).await.expect("create");
     let bob = InProcessSessionHandle::attach(
         &host,

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use gaos_games::counter::CounterGame;
-use gaos_games::{GameRegistry, RegistryError};
+use gaos_games::{GameOrigin, GameRegistry, RegistryError, replacement_notice};
 use gaos_json::Value;
 use gaos_kernel::{AdapterRef, CommandContext, DynReducer, Game, GameError, GameRef, LevelSpec, SubmittedAction};
 
@@ -94,4 +94,59 @@ fn register_refuses_duplicate_ids() {
         "counter under another name"
     );
     assert!(GameRegistry::new().is_empty());
+}
+
+#[test]
+fn entries_remember_their_origin() {
+    let mut registry = GameRegistry::builtin();
+    assert!(registry.entries().all(|(_, origin)| *origin == GameOrigin::BuiltIn));
+    registry.register(Arc::new(Renamed { game_ref: GameRef::conventional("product/counter") })).expect("new ids");
+    assert_eq!(registry.origin("product/counter"), Some(&GameOrigin::Crate));
+    assert_eq!(registry.origin("conformance/hilo"), Some(&GameOrigin::BuiltIn));
+    assert_eq!(registry.origin("chess"), None);
+}
+
+#[test]
+fn replace_swaps_a_game_of_the_same_id_and_returns_the_old_one() {
+    let mut registry = GameRegistry::builtin();
+    let module = GameOrigin::Module { path: "./counter.mjs".into(), sha256: "ab".repeat(32) };
+    // Same game id, another adapter: the old adapter id no longer resolves.
+    let replacement = Renamed {
+        game_ref: GameRef {
+            id: "conformance/counter".into(),
+            version: "2".into(),
+            adapter: AdapterRef { id: "js/counter".into(), version: "1".into() },
+        },
+    };
+    let replaced = registry.replace(Arc::new(replacement), module.clone()).expect("same id replaces").expect("old");
+    assert_eq!(replaced.origin, GameOrigin::BuiltIn);
+    assert_eq!(replaced.game.game_ref().adapter.id, "conformance/counter/reducer");
+    assert_eq!(
+        replacement_notice("conformance/counter", &module, &replaced.origin),
+        "game module conformance/counter replaces the built-in game conformance/counter"
+    );
+    assert_eq!(registry.len(), 6);
+    assert_eq!(registry.get("conformance/counter").expect("replaced").game_ref().version, "2");
+    assert_eq!(
+        registry.origin("conformance/counter").and_then(GameOrigin::module_sha256),
+        Some("ab".repeat(32).as_str())
+    );
+    assert!(registry.by_adapter("conformance/counter/reducer").is_none());
+    assert!(registry.by_adapter("js/counter").is_some());
+
+    // A new id is simply added; an adapter id owned by another game is refused.
+    let fresh = Renamed { game_ref: GameRef::conventional("product/new") };
+    assert!(registry.register_module(Arc::new(fresh), "./new.mjs".into(), "cd".repeat(32)).expect("added").is_none());
+    let thief = Renamed {
+        game_ref: GameRef {
+            id: "product/thief".into(),
+            version: "1".into(),
+            adapter: AdapterRef { id: "js/counter".into(), version: "1".into() },
+        },
+    };
+    assert_eq!(
+        registry.replace(Arc::new(thief), GameOrigin::Crate).map(|r| r.is_some()),
+        Err(RegistryError::DuplicateAdapter("js/counter".into()))
+    );
+    assert_eq!(registry.len(), 7);
 }

@@ -8,7 +8,7 @@
 //! use gaos_runner::benchmark::{DriverAssignment, GameInfo, HostedEpisodeFactory};
 //! use gaos_runner::drivers::DriverSettings;
 //!
-//! let host = gaos_host::bench::open_bench_host(std::path::Path::new("./run/host")).await.map_err(|e| e.to_string())?;
+//! let host = gaos_host::bench::open_bench_host(std::path::Path::new("./run/host"), gaos_games::GameRegistry::builtin()).await.map_err(|e| e.to_string())?;
 //! let game = host.registry().get(&manifest.benchmark.adapter).ok_or("unknown game")?;
 //! let factory = HostedEpisodeFactory::new(
 //!     gaos_host::bench::InProcessEpisodeHost::new(&host),
@@ -24,6 +24,7 @@
 
 use std::path::Path;
 
+use gaos_games::GameRegistry;
 use gaos_json::Value;
 use gaos_session::{AttachRequest, BoxFuture, SessionHandle};
 use gaos_session::{CreatedSession, EpisodeHost, existing_head_from_observation, reissued_token};
@@ -41,11 +42,12 @@ use crate::host::{Host, HostOptions};
 pub const BENCH_LEASE_MS: u64 = 7 * 24 * 3_600_000;
 
 /// Open the private host of one benchmark run over SQLite in `dir`
-/// (created if needed; reopened on resume), with [`BENCH_LEASE_MS`] leases.
-pub async fn open_bench_host(dir: &Path) -> Result<Host, HostError> {
+/// (created if needed; reopened on resume), serving the games of
+/// `registry`, with [`BENCH_LEASE_MS`] leases.
+pub async fn open_bench_host(dir: &Path, registry: GameRegistry) -> Result<Host, HostError> {
     let options = HostOptions {
         lease_bounds: LeaseBounds { min_ms: 1_000, max_ms: BENCH_LEASE_MS, default_ms: BENCH_LEASE_MS },
-        ..HostOptions::default()
+        ..HostOptions::new(registry)
     };
     open_local_host(dir, options).await
 }

@@ -294,11 +294,9 @@ pub(crate) fn parse_create(
         Some(v) => v.as_u32().ok_or_else(|| bad("seed must be an integer in 0..=4294967295"))?,
     };
     let cadence = match map.get("cadence") {
-        None => {
-            let mut c = Map::new();
-            c.insert("mode".into(), "turns".into());
-            Value::Object(c)
-        }
+        // A request that names no cadence gets the one the game offers.
+        None => gaos_json::to_value(&game.cadence().header())
+            .map_err(|e| HostError::internal(format!("the game's default cadence is not JSON: {e}")))?,
         Some(v) => {
             Cadence::from_value(v).map_err(bad)?;
             v.clone()

@@ -30,6 +30,9 @@ use crate::wire;
 /// Host-wide settings.
 #[derive(Debug, Clone)]
 pub struct HostOptions {
+    /// The games this host serves (`main` builds it; the host never adds
+    /// games of its own).
+    pub registry: GameRegistry,
     /// This node's identity (session owner column).
     pub node_id: String,
     /// `--lease-min-ms` / `--lease-max-ms`.
@@ -38,16 +41,16 @@ pub struct HostOptions {
     pub test_clock: bool,
 }
 
-impl Default for HostOptions {
-    fn default() -> Self {
-        HostOptions { node_id: "local".into(), lease_bounds: LeaseBounds::default(), test_clock: false }
+impl HostOptions {
+    /// Default settings for a host serving the games of `registry`.
+    pub fn new(registry: GameRegistry) -> Self {
+        HostOptions { registry, node_id: "local".into(), lease_bounds: LeaseBounds::default(), test_clock: false }
     }
 }
 
 type Slot = Arc<OnceCell<ActorHandle>>;
 
 struct HostInner {
-    registry: GameRegistry,
     writer: Writer,
     reader: Arc<dyn StoreReader>,
     metrics: Arc<Metrics>,
@@ -132,7 +135,6 @@ impl Host {
         let clock = Arc::new(if options.test_clock { HostClock::adjustable() } else { HostClock::system() });
         let host = Host {
             inner: Arc::new(HostInner {
-                registry: GameRegistry::builtin(),
                 writer,
                 reader,
                 metrics,
@@ -212,7 +214,7 @@ impl Host {
     }
 
     pub fn registry(&self) -> &GameRegistry {
-        &self.inner.registry
+        &self.inner.options.registry
     }
 
     /// Resolve a bearer token to a caller.
@@ -257,6 +259,7 @@ impl Host {
             .map_err(|e| HostError::internal(format!("stored config of {id} is incomplete: {e}")))?;
         let game = self
             .inner
+            .options
             .registry
             .get(&config.game)
             .ok_or_else(|| HostError::internal(format!("session {id} uses unknown game {}", config.game)))?;
@@ -334,8 +337,8 @@ impl Host {
             .get("game")
             .and_then(Value::as_str)
             .ok_or_else(|| HostError::invalid_request("create needs \"game\": the id of a game this host serves"))?;
-        let game = self.inner.registry.get(game_id).ok_or_else(|| {
-            let known: Vec<String> = self.inner.registry.list().iter().map(|g| g.game_ref().id).collect();
+        let game = self.inner.options.registry.get(game_id).ok_or_else(|| {
+            let known: Vec<String> = self.inner.options.registry.list().iter().map(|g| g.game_ref().id).collect();
             HostError::bad_request(
                 "unknown_game",
                 format!("unknown game {game_id:?}; this host serves {}", known.join(", ")),

@@ -238,6 +238,11 @@ async fn emergency_stop(
     Ok(host.emergency_stop(&caller, &id, reason).await?.into_response())
 }
 
+/// `GET /v1/games`: any authenticated caller (operator, seat or spectator).
+async fn games(State(host): State<Host>, _caller: Caller) -> Answered {
+    Ok(json_response(StatusCode::OK, &crate::games::listing(host.registry())))
+}
+
 async fn reconcile(State(host): State<Host>, caller: Caller) -> Answered {
     Ok(json_response(StatusCode::OK, &host.reconcile_report(&caller)?))
 }
@@ -284,6 +289,7 @@ async fn count_requests(
 /// The router of a host.
 pub fn router(host: Host) -> Router {
     Router::new()
+        .route("/v1/games", get(games))
         .route("/v1/sessions", post(create).get(list))
         .route("/v1/sessions/{id}/tick", get(observe))
         .route("/v1/sessions/{id}/actions", post(act))

@@ -12,7 +12,7 @@
 //! let options = gaos_host::serve::ServeOptions {
 //!     data_dir: "./gaos-data".into(),
 //!     listen: "127.0.0.1:8899".into(),
-//!     host: gaos_host::host::HostOptions::default(),
+//!     host: gaos_host::host::HostOptions::new(gaos_games::GameRegistry::builtin()),
 //!     limits: gaos_host::connections::ConnectionLimits::default(),
 //! };
 //! gaos_host::serve::serve(options, async { let _ = tokio::signal::ctrl_c().await; }).await
@@ -32,6 +32,7 @@ pub mod connections;
 pub(crate) mod digest_key;
 pub(crate) mod envelope;
 pub(crate) mod error;
+pub(crate) mod games;
 pub mod handle;
 pub mod host;
 pub mod http;

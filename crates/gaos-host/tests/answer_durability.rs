@@ -65,8 +65,14 @@ async fn a_retry_after_a_failed_resolution_resolves_the_window_and_its_answer_st
     let (writer, reader) = gaos_host::storage::sqlite::open(&dir.path().join("gaos.sqlite3")).expect("a database");
     let armed = Arc::new(AtomicBool::new(false));
     let store = FailResolutions { inner: writer, armed: Arc::clone(&armed) };
-    let (host, _) =
-        Host::open(Box::new(store), Arc::new(reader), "operator", HostOptions::default()).await.expect("a host");
+    let (host, _) = Host::open(
+        Box::new(store),
+        Arc::new(reader),
+        "operator",
+        HostOptions::new(gaos_games::GameRegistry::builtin()),
+    )
+    .await
+    .expect("a host");
     let created = host.create(&Caller::Operator, json(r#"{"game":"conformance/counter"}"#)).await.expect("created");
     let id = json(&created.body).get("sessionId").and_then(Value::as_str).expect("sessionId").to_owned();
     let seat = |s: &str| Caller::Seat { session_id: id.clone(), seat: s.into() };

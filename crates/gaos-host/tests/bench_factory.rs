@@ -67,7 +67,7 @@ fn episodes_are_durable_sessions_with_fixed_ids_and_resume_mid_episode() {
     let manifest = BenchmarkManifest::parse(MANIFEST).expect("valid");
     let plan = plan_episodes(&manifest);
     runtime().block_on(async {
-        let host = open_bench_host(&dir.0.join("host")).await.expect("host");
+        let host = open_bench_host(&dir.0.join("host"), GameRegistry::builtin()).await.expect("host");
         let factory = new_factory(&host, &manifest);
         // The reference: episode 0 played straight through.
         let session = factory.create_episode(&plan[0]).await.expect("creates");
@@ -87,7 +87,7 @@ fn episodes_are_durable_sessions_with_fixed_ids_and_resume_mid_episode() {
 
         // A fresh host, fresh sessions: episode 1 straight through must equal stopped + resumed.
         let other = scratch("reference");
-        let reference_host = open_bench_host(&other.0.join("host")).await.expect("host");
+        let reference_host = open_bench_host(&other.0.join("host"), GameRegistry::builtin()).await.expect("host");
         let reference = new_factory(&reference_host, &manifest).create_episode(&plan[1]).await.expect("creates");
         let straight = finish(reference, 120).await.expect("runs");
         assert_eq!(straight.decisions.len(), 5 + rest.decisions.len());
@@ -104,7 +104,7 @@ fn a_stop_between_create_and_checkpoint_or_between_finalize_and_checkpoint_loses
     let manifest = BenchmarkManifest::parse(MANIFEST).expect("valid");
     let plan = plan_episodes(&manifest);
     runtime().block_on(async {
-        let host = open_bench_host(&dir.0.join("host")).await.expect("host");
+        let host = open_bench_host(&dir.0.join("host"), GameRegistry::builtin()).await.expect("host");
         let factory = new_factory(&host, &manifest);
         // Created, then the run stopped before recording it: creating again
         // takes the same session over (new seat tokens) at its head.
@@ -134,7 +134,7 @@ fn a_whole_benchmark_runs_on_the_in_process_host_with_fixed_session_ids() {
     let dir = scratch("whole");
     let manifest = BenchmarkManifest::parse(MANIFEST).expect("valid");
     runtime().block_on(async {
-        let host = open_bench_host(&dir.0.join("host")).await.expect("host");
+        let host = open_bench_host(&dir.0.join("host"), GameRegistry::builtin()).await.expect("host");
         let factory = new_factory(&host, &manifest);
         let agent = factory.agent();
         assert_eq!((agent.kind.as_str(), agent.id.as_str()), ("local", "random"));
@@ -160,18 +160,18 @@ fn an_in_progress_episode_whose_session_is_gone_starts_over() {
     let manifest = BenchmarkManifest::parse(MANIFEST).expect("valid");
     let plan = plan_episodes(&manifest);
     runtime().block_on(async {
-        let host = open_bench_host(&dir.0.join("first")).await.expect("host");
+        let host = open_bench_host(&dir.0.join("first"), GameRegistry::builtin()).await.expect("host");
         let session = new_factory(&host, &manifest).create_episode(&plan[2]).await.expect("creates");
         let attachment = session.attachment.clone();
         assert!(finish(session, 4).await.is_err(), "stopped part-way");
         // A new, empty host (its data lost): the attachment names a session it never had.
-        let fresh = open_bench_host(&dir.0.join("second")).await.expect("host");
+        let fresh = open_bench_host(&dir.0.join("second"), GameRegistry::builtin()).await.expect("host");
         let in_progress = InProgressEpisode { plan: plan[2].clone(), attachment, attach_receipt_digest: None };
         let restarted = new_factory(&fresh, &manifest).attach_episode(&in_progress).await.expect("starts over");
         assert_eq!(restarted.seats[0].accepted, 0);
         let replay = finish(restarted, 120).await.expect("runs").result.expect("finalized");
         // Deterministic drivers: the same episode as if nothing had happened.
-        let third = open_bench_host(&dir.0.join("third")).await.expect("host");
+        let third = open_bench_host(&dir.0.join("third"), GameRegistry::builtin()).await.expect("host");
         let straight = new_factory(&third, &manifest).create_episode(&plan[2]).await.expect("creates");
         let straight = finish(straight, 120).await.expect("runs").result.expect("finalized");
         assert_eq!(replay.replay_text(), straight.replay_text());

@@ -31,7 +31,7 @@ struct InProcess {
 
 async fn start(setup: Setup) -> InProcess {
     let dir = TempDir::new("gaos-handle");
-    let options = HostOptions { test_clock: setup.test_clock, ..HostOptions::default() };
+    let options = HostOptions { test_clock: setup.test_clock, ..HostOptions::new(gaos_games::GameRegistry::builtin()) };
     let host = open_local_host(dir.path(), options.clone()).await.expect("host");
     InProcess { running: Some(host), options, dir, tokens: SeatTokens::default() }
 }

@@ -29,9 +29,12 @@ pub struct TestHost {
 /// A host with the test clock, serving HTTP on 127.0.0.1.
 pub async fn start_host() -> TestHost {
     let dir = TempDir::new("gaos-mcp");
-    let host = open_local_host(dir.path(), HostOptions { test_clock: true, ..HostOptions::default() })
-        .await
-        .expect("a host over SQLite");
+    let host = open_local_host(
+        dir.path(),
+        HostOptions { test_clock: true, ..HostOptions::new(gaos_games::GameRegistry::builtin()) },
+    )
+    .await
+    .expect("a host over SQLite");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
     let address = listener.local_addr().expect("the bound address");
     let router = gaos_host::http::router(host.clone());
