@@ -55,6 +55,12 @@ impl App {
         &self.registry
     }
 
+    /// The stderr lines `run` prints first: one per added game that replaced
+    /// a registered one ("the crate game X replaces the built-in game X").
+    pub fn notices(&self) -> &[String] {
+        &self.notices
+    }
+
     /// Parse the process's arguments and run the subcommand.
     pub fn run(self) -> ExitCode {
         self.run_from(std::env::args_os())

@@ -143,6 +143,95 @@ pub struct LevelSpec {
 }
 
 /// Everything a host, runner or verifier needs to know about one game.
+///
+/// A game is a deterministic [`TickReducer`](crate::TickReducer) (rules)
+/// plus this trait (identity, seats, levels and how protocol commands map
+/// to actions). Registered in a `gaos_games::GameRegistry` (for example
+/// with `gaos_cli::App::new().game(..)`), it is served, played, benchmarked
+/// and verified like a built-in game.
+///
+/// A one-seat game: the player names a number and the game ends.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use gaos_json::{Value, obj};
+/// use gaos_kernel::{
+///     Cadence, CommandContext, CommandSubmission, DynReducer, Game, GameError, GameRef, KernelOptions, LevelSpec,
+///     ReplayMetrics, SeedPolicy, SessionKernel, SubmittedAction, TickReducer, erase_reducer,
+/// };
+///
+/// struct Pick;
+///
+/// impl TickReducer for Pick {
+///     /// The number picked, once picked.
+///     type State = Option<u64>;
+///     fn init(&self, _level: &Value, _seed: u32) -> Result<Self::State, GameError> {
+///         Ok(None)
+///     }
+///     fn advance(&self, _state: Self::State, inputs: &[SubmittedAction]) -> Result<Self::State, GameError> {
+///         let pick = inputs.first().and_then(|a| a.payload_field("n")).and_then(Value::as_u64);
+///         pick.map(Some).ok_or_else(|| GameError::new("pick: one input with a number"))
+///     }
+///     fn view(&self, state: &Self::State) -> Value {
+///         let seats: Vec<Value> = vec!["player".into()];
+///         let participation = obj! { "mode" => "simultaneous", "seats" => seats };
+///         match state {
+///             None => obj! { "status" => "playing", "participation" => participation }.into(),
+///             Some(n) => obj! { "status" => "ended", "picked" => *n }.into(),
+///         }
+///     }
+///     /// A game that ends reports how many actions it used (results and replays carry it).
+///     fn replay_metrics(&self, state: &Self::State) -> Option<ReplayMetrics> {
+///         Some(ReplayMetrics { actions_used: u64::from(state.is_some()) })
+///     }
+/// }
+///
+/// struct PickGame;
+///
+/// impl Game for PickGame {
+///     fn game_ref(&self) -> GameRef {
+///         GameRef::conventional("example/pick")
+///     }
+///     fn description(&self) -> &str {
+///         "Name a number; that is the whole game."
+///     }
+///     fn seats(&self) -> Vec<String> {
+///         vec!["player".into()]
+///     }
+///     fn levels(&self) -> Vec<LevelSpec> {
+///         vec![LevelSpec { id: "default".into(), version: None, level: obj! {}.into() }]
+///     }
+///     fn reducer(&self) -> DynReducer {
+///         erase_reducer(Pick)
+///     }
+///     fn command_to_action(&self, command: &Value, ctx: &CommandContext<'_>) -> Result<SubmittedAction, GameError> {
+///         let n = command.get("n").and_then(Value::as_u64).ok_or_else(|| GameError::new(r#"send {"n": N}"#))?;
+///         // Replays name actions "Action N"; the number travels as payload.
+///         Ok(SubmittedAction::new("Action 1").with_seat(ctx.participant_id).with_payload(obj! { "n" => n }.into()))
+///     }
+///     fn legal_actions(&self, view: &Value, _seat: &str) -> Vec<Value> {
+///         let playing = view.get("status").and_then(Value::as_str) == Some("playing");
+///         if playing { (0..3u64).map(|n| obj! { "n" => n }.into()).collect() } else { Vec::new() }
+///     }
+/// }
+///
+/// // The kernel runs it like any game: one window, one input, resolved.
+/// let game: Arc<dyn Game> = Arc::new(PickGame);
+/// let options = KernelOptions::builder(&game, "s1")
+///     .level("default", obj! {}.into())
+///     .seed(1, SeedPolicy::Explicit)
+///     .seats(game.seats())
+///     .cadence(game.cadence())
+///     .build();
+/// let mut kernel = SessionKernel::new(options).unwrap();
+/// let command = game.legal_actions(kernel.full_view(), "player").remove(2);
+/// let mut prepared = kernel.prepare_ingest(&CommandSubmission::new("s1", 0, "player", "p-1", command)).unwrap();
+/// kernel.commit(&mut prepared).unwrap();
+/// kernel.commit(&mut kernel.prepare_advance(None).unwrap()).unwrap();
+/// assert!(kernel.is_terminal());
+/// assert_eq!(kernel.full_view().get("picked").and_then(Value::as_u64), Some(2));
+/// ```
 pub trait Game: Send + Sync {
     /// Game and adapter identity (recorded in headers and replays).
     fn game_ref(&self) -> GameRef;
