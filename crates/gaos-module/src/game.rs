@@ -90,6 +90,7 @@ impl ModuleCore {
         let limits = self.pool.limits();
         GameError::new(match failure {
             CallFailure::Module(message) => message,
+            CallFailure::Sandbox(message) => format!("{} of {}: {message}", function.export(), self.label),
             CallFailure::TimeLimit => format!(
                 "{} of {} exceeded the {} ms call time limit",
                 function.export(),

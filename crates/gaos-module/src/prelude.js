@@ -355,7 +355,8 @@
         return undefined;
       }
       if (!types.includes(isArray(v) ? "array" : v === null ? "null" : typeof v)) {
-        throw shapeError(`${where}.${name} must be ${types.join(" or ")}, not ${typeName(v)}`);
+        const article = (t) => (t === "array" || t === "object" ? `an ${t}` : `a ${t}`);
+        throw shapeError(`${where}.${name} must be ${types.map(article).join(" or ")}, not ${typeName(v)}`);
       }
       return v;
     };
@@ -525,7 +526,7 @@
   }
   function bind(ns, file) {
     if (!hasOwn.call(ns, "default")) {
-      throw shapeError(`${file} has no default export (game-module.md §1: \`export default { game, seats, levels, reducer, commandToAction, ... }\`)`);
+      throw shapeError(`the module has no default export (game-module.md §1: \`export default { game, seats, levels, reducer, commandToAction, ... }\`)`);
     }
     const m = readShape(ns.default, "export default");
     const gameId = m.meta.game.id;
