@@ -147,7 +147,10 @@ fn views_outside_the_json_domain_are_refused_with_a_path() {
     ];
     for (fault, expected) in cases {
         let error = with_fault(fault).err().expect(fault);
-        assert_eq!(error.code(), "reducer_failed", "{fault}: {error}");
+        // Not JSON is the kernel's invalid_view (kernel.md §2.1); a view
+        // that throws, or a state JSON cannot carry, is game code failing.
+        let code = if matches!(fault, "viewThrows" | "stateNotJson") { "reducer_failed" } else { "invalid_view" };
+        assert_eq!(error.code(), code, "{fault}: {error}");
         assert!(error.to_string().contains(expected), "{fault}: {error}");
     }
     let error = with_fault("endedWithStars").err().expect("ended with stars");
@@ -195,4 +198,28 @@ fn rehydrating_with_changed_rules_names_the_first_differing_event() {
     assert!(text.starts_with("transcript event "), "{text}");
     assert!(text.contains("the game's code changed or it is not deterministic"), "{text}");
     let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}
+
+#[test]
+fn a_view_leaving_the_safe_range_is_invalid_view_and_the_state_may_hold_it() {
+    let game = load("envelope.mjs");
+    let mut session = kernel(&game, "unsafe");
+    submit(&mut session, "a", "a0", "{}").unwrap();
+    submit(&mut session, "b", "b0", "{}").unwrap();
+    let error = session.prepare_advance(None).unwrap_err();
+    assert_eq!(error.code(), "invalid_view", "{error}");
+    assert!(
+        error.to_string().contains("view(state) of test/envelope: .total is 9007199254740992, an integer outside"),
+        "{error}"
+    );
+}
+
+#[test]
+fn malformed_envelopes_reach_the_kernels_conflict_check() {
+    let game = load("envelope.mjs");
+    for (i, command) in [r#"{"commit":5}"#, r#"{"reveal":{"salt":7,"bid":30}}"#].into_iter().enumerate() {
+        let mut session = kernel(&game, &format!("envelope-{i}"));
+        let error = submit(&mut session, "a", "a0", command).unwrap_err();
+        assert_eq!((error.kind(), error.code()), ("conflict", "conflict"), "{command}: {error}");
+    }
 }

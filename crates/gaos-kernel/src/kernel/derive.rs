@@ -62,6 +62,10 @@ where
 
     /// Status, stars, metrics and window participants of a full view.
     pub(super) fn facts(options: &KernelOptions<R>, state: &R::State, view: &Value) -> Result<ViewFacts, KernelError> {
+        // The reducer's own account names the game and the call already.
+        if let Some(problem) = options.reducer.view_problem(state, None) {
+            return Err(KernelError::advance(AdvanceCode::InvalidView, problem));
+        }
         let map = view.as_object().ok_or_else(|| invalid_view(&options.game, "a view must be a JSON object"))?;
         in_value_domain(&options.game, view)?;
         let Some(status) = map.get("status").and_then(Value::as_str).and_then(GameStatus::parse) else {
@@ -99,6 +103,9 @@ where
             .iter()
             .enumerate()
             .map(|(i, seat)| {
+                if let Some(problem) = options.reducer.view_problem(state, Some(seat)) {
+                    return Err(KernelError::advance(AdvanceCode::InvalidView, problem));
+                }
                 let view = options.reducer.view_for(state, seat);
                 if !view.is_object() {
                     return Err(invalid_view(&options.game, format!("the view for {seat} must be a JSON object")));
