@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use gaos_games::GameRegistry;
 
-use crate::{bench_cmd, kernel_bench, loadgen, mcp_cmd, play_cmd, replay_cmd, serve_cmd, session_cmd};
+use crate::{bench_cmd, kernel_bench, loadgen, mcp_cmd, modules, play_cmd, replay_cmd, serve_cmd, session_cmd};
 
 #[derive(Parser)]
 #[command(name = "gaos", version, about = "GAOS authoritative session stack: host, kernel tools, conformance")]
@@ -38,6 +38,15 @@ pub(crate) enum Command {
         test_clock: bool,
         #[command(flatten)]
         limits: serve_cmd::LimitArgs,
+        /// Also serve the game module FILE.mjs (repeatable); a module with
+        /// the id of a built-in game replaces it.
+        #[arg(long = "game", value_name = "FILE")]
+        game_modules: Vec<PathBuf>,
+        /// Also serve every game module (*.mjs, *.js) directly in DIR (repeatable).
+        #[arg(long = "games", value_name = "DIR")]
+        game_dirs: Vec<PathBuf>,
+        #[command(flatten)]
+        module_limits: modules::ModuleLimitArgs,
     },
     /// Conformance-pack tools.
     Conformance {
@@ -52,6 +61,13 @@ pub(crate) enum Command {
         /// Print one JSON object instead of a table.
         #[arg(long)]
         json: bool,
+        /// Run the game module FILE.mjs instead of the built-in counter (it
+        /// must play like conformance/counter: seats a and b, `{"n": N}`
+        /// commands, a `rounds` level).
+        #[arg(long, value_name = "FILE")]
+        game_module: Option<PathBuf>,
+        #[command(flatten)]
+        module_limits: modules::ModuleLimitArgs,
     },
     /// gaos.replay tools: verify and inspect replay files.
     Replay {
@@ -91,9 +107,23 @@ pub(crate) enum ConformanceCommand {
 /// Run one parsed command with the games of `registry`.
 pub(crate) fn dispatch(command: Command, registry: &GameRegistry) -> ExitCode {
     match command {
-        Command::Serve { data, listen, lease_min_ms, lease_max_ms, test_clock, limits } => {
-            serve_cmd::run(registry, data, listen, lease_min_ms, lease_max_ms, test_clock, limits)
-        }
+        Command::Serve {
+            data,
+            listen,
+            lease_min_ms,
+            lease_max_ms,
+            test_clock,
+            limits,
+            game_modules,
+            game_dirs,
+            module_limits,
+        } => match modules::with_modules(registry, &game_modules, &game_dirs, &module_limits) {
+            Ok(registry) => serve_cmd::run(&registry, data, listen, lease_min_ms, lease_max_ms, test_clock, limits),
+            Err(e) => {
+                eprintln!("gaos serve: {e}");
+                ExitCode::from(2)
+            }
+        },
         Command::Conformance { command: ConformanceCommand::Run { script, out } } => {
             match gaos_conformance::run_script_file(&script, &out) {
                 Ok(summary) => {
@@ -113,20 +143,22 @@ pub(crate) fn dispatch(command: Command, registry: &GameRegistry) -> ExitCode {
                 }
             }
         }
-        Command::KernelBench { transitions, json } => match kernel_bench::run(transitions, registry) {
-            Ok(report) => {
-                if json {
-                    println!("{}", gaos_json::canonical_json(&report.to_json()));
-                } else {
-                    print!("{}", report.table());
+        Command::KernelBench { transitions, json, game_module, module_limits } => {
+            match kernel_bench::run_with(transitions, registry, game_module.as_deref(), &module_limits) {
+                Ok(report) => {
+                    if json {
+                        println!("{}", gaos_json::canonical_json(&report.to_json()));
+                    } else {
+                        print!("{}", report.table());
+                    }
+                    ExitCode::SUCCESS
                 }
-                ExitCode::SUCCESS
+                Err(e) => {
+                    eprintln!("gaos kernel-bench: {e}");
+                    ExitCode::FAILURE
+                }
             }
-            Err(e) => {
-                eprintln!("gaos kernel-bench: {e}");
-                ExitCode::FAILURE
-            }
-        },
+        }
         Command::Replay { command } => replay_cmd::run(command, registry),
         Command::Loadgen(args) => loadgen::run(args),
         Command::Play(args) => play_cmd::run(args, registry),

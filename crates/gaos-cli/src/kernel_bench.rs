@@ -91,6 +91,21 @@ pub fn run(transitions: u64, registry: &GameRegistry) -> Result<BenchReport, Str
     run_game(transitions, &game, registry).map_err(|e| e.to_string())
 }
 
+/// [`run`], or the same benchmark on the game module `module` (loaded
+/// under `limits`) when one is given.
+pub fn run_with(
+    transitions: u64,
+    registry: &GameRegistry,
+    module: Option<&std::path::Path>,
+    limits: &crate::modules::ModuleLimitArgs,
+) -> Result<BenchReport, String> {
+    let Some(path) = module else { return run(transitions, registry) };
+    let mut registry = registry.clone();
+    let id = crate::modules::add_module(&mut registry, path, &limits.limits()?)?;
+    let game = registry.get(&id).ok_or("the module just loaded is registered")?;
+    run_game(transitions, &game, &registry).map_err(|e| e.to_string())
+}
+
 fn run_game(transitions: u64, game: &Arc<dyn Game>, registry: &GameRegistry) -> Result<BenchReport, KernelError> {
     let rounds = transitions.div_ceil(3).max(1);
     let transitions = rounds * 3;

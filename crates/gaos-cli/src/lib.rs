@@ -31,6 +31,7 @@ mod cli;
 mod kernel_bench;
 mod loadgen;
 mod mcp_cmd;
+mod modules;
 mod openai_args;
 mod play_cmd;
 mod replay_cmd;

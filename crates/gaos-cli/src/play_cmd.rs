@@ -9,7 +9,7 @@
 //! The result (outcome, ranking, steps) goes to stdout and the replay to
 //! `--out` (default `./<session>.gaos-replay.jsonl`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -30,9 +30,12 @@ use gaos_runner::{
 /// `gaos play` arguments.
 #[derive(Debug, Args)]
 pub struct PlayArgs {
-    /// The game id (e.g. conformance/hilo, conformance/tictactoe).
+    /// The game id (e.g. conformance/hilo, conformance/tictactoe), or a
+    /// game module file (FILE.mjs) to load and play.
     #[arg(long)]
     game: String,
+    #[command(flatten)]
+    module_limits: crate::modules::ModuleLimitArgs,
     /// A seat to give a driver; pairs with the --driver at the same position
     /// (every --seat needs its --driver). Seats not named play `random`.
     /// Without --seat, --drivers go to the game's seats in order.
@@ -163,7 +166,19 @@ fn controller(specs: &[(String, DriverSpec)]) -> SessionControllerIdentity {
 }
 
 /// Run `gaos play` with the games of `registry` (in-process play serves them).
-pub fn run(args: PlayArgs, registry: &GameRegistry) -> ExitCode {
+pub fn run(mut args: PlayArgs, registry: &GameRegistry) -> ExitCode {
+    let mut registry = registry.clone();
+    if crate::modules::is_module_path(&args.game) {
+        let loaded = args
+            .module_limits
+            .limits()
+            .and_then(|limits| crate::modules::add_module(&mut registry, Path::new(&args.game), &limits));
+        match loaded {
+            Ok(id) => args.game = id,
+            Err(e) => return usage(e),
+        }
+    }
+    let registry = &registry;
     let game_seats = registry.get(&args.game).map(|g| g.seats()).unwrap_or_default();
     if args.host.is_none() && game_seats.is_empty() {
         let known: Vec<String> = registry.list().iter().map(|g| g.game_ref().id).collect();

@@ -22,7 +22,7 @@ use rayon::prelude::*;
 /// `gaos replay ...`.
 #[derive(Subcommand)]
 pub enum ReplayCommand {
-    /// Verify replay files: structure, then re-simulation with the built-in games.
+    /// Verify replay files: structure, then re-simulation with the known games (built in, or --adapter modules).
     #[command(after_help = "Verdicts: accepted-unsigned, unverifiable (game unknown), rejected, malformed.\n\
         Exit status: 0 all accepted, 1 any malformed or rejected, 2 usage or IO error, 3 some only unverifiable.")]
     Verify {
@@ -38,6 +38,12 @@ pub enum ReplayCommand {
         /// Files verified in parallel (default: available cores).
         #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
         jobs: Option<u16>,
+        /// Re-simulate with the game module FILE.mjs (repeatable): the game
+        /// it names joins (or replaces) the games verify knows.
+        #[arg(long = "adapter", value_name = "FILE")]
+        adapters: Vec<PathBuf>,
+        #[command(flatten)]
+        module_limits: crate::modules::ModuleLimitArgs,
     },
     /// Print a replay's header, levels, seats, outcome and a per-resolution summary.
     Inspect {
@@ -49,8 +55,14 @@ pub enum ReplayCommand {
 /// Run a `gaos replay` subcommand with the games of `registry`.
 pub fn run(command: ReplayCommand, registry: &GameRegistry) -> ExitCode {
     match command {
-        ReplayCommand::Verify { files, json, strict, jobs } => {
-            verify(registry, &files, json, strict, jobs.map(usize::from))
+        ReplayCommand::Verify { files, json, strict, jobs, adapters, module_limits } => {
+            match crate::modules::with_modules(registry, &adapters, &[], &module_limits) {
+                Ok(registry) => verify(&registry, &files, json, strict, jobs.map(usize::from)),
+                Err(e) => {
+                    eprintln!("gaos replay verify: {e}");
+                    ExitCode::from(2)
+                }
+            }
         }
         ReplayCommand::Inspect { file } => inspect(registry, &file),
     }

@@ -60,6 +60,10 @@ pub(crate) struct SessionConfig {
     pub created_at_ms: i64,
     /// Default lease duration of claims on this session (controller leases).
     pub lease_ms: Option<u64>,
+    /// The SHA-256 of the game module the session was created with (none
+    /// for built-in and crate games): a host refuses to rehydrate the
+    /// session with a module of another digest.
+    pub module_sha256: Option<String>,
 }
 
 fn bad(message: impl Into<String>) -> HostError {
@@ -97,6 +101,9 @@ impl SessionConfig {
         if let Some(ms) = self.lease_ms {
             m.insert("leaseMs".into(), ms.into());
         }
+        if let Some(sha256) = &self.module_sha256 {
+            m.insert("moduleSha256".into(), sha256.clone().into());
+        }
         Value::Object(m)
     }
 
@@ -131,6 +138,7 @@ impl SessionConfig {
             policy: value.get("policy").cloned().ok_or("config.policy")?,
             created_at_ms: value.get("createdAt").and_then(Value::as_i64).ok_or("config.createdAt")?,
             lease_ms: value.get("leaseMs").and_then(Value::as_u64),
+            module_sha256: value.get("moduleSha256").and_then(Value::as_str).map(str::to_owned),
         })
     }
 
@@ -363,5 +371,6 @@ pub(crate) fn parse_create(
         policy: policy.value().clone(),
         created_at_ms: now_ms,
         lease_ms,
+        module_sha256: None,
     })
 }

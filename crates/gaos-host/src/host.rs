@@ -173,6 +173,13 @@ impl Host {
                     }
                     report.loaded.push(record.id)
                 }
+                // A session whose game module changed stays as it is: serving
+                // the original module again resumes it.
+                Err(e) if e.code == crate::games::MODULE_CHANGED => {
+                    tracing::error!(session = %record.id, error = %e.message, "session not rehydrated");
+                    host.sessions_write().remove(&record.id);
+                    report.failed.push((record.id, e.message))
+                }
                 Err(e) => {
                     let mut revoked = book;
                     revoked.revoke("rehydrate_failed", "host");
@@ -263,6 +270,7 @@ impl Host {
             .registry
             .get(&config.game)
             .ok_or_else(|| HostError::internal(format!("session {id} uses unknown game {}", config.game)))?;
+        crate::games::check_module(&self.inner.options.registry, id, &config.game, config.module_sha256.as_deref())?;
         let options = Arc::new(config.kernel_options(&game).map_err(HostError::internal)?);
         let mut parsed = Vec::with_capacity(events.len());
         for event in &events {
@@ -356,7 +364,8 @@ impl Host {
         };
         let now = self.inner.clock.now_ms();
         let bounds = self.inner.options.lease_bounds;
-        let config = parse_create(&body, &game, session_id.clone(), rand::random::<u32>(), now, &bounds)?;
+        let mut config = parse_create(&body, &game, session_id.clone(), rand::random::<u32>(), now, &bounds)?;
+        config.module_sha256 = crate::games::module_sha256(&self.inner.options.registry, game_id);
         let options = Arc::new(config.kernel_options(&game).map_err(HostError::invalid_request)?);
         let kernel = SessionKernel::from_shared(options)
             .map_err(|e| HostError::invalid_request(format!("the game refused this session: {e}")))?;

@@ -1,0 +1,179 @@
+//! JavaScript game modules end to end through the real `gaos` binary
+//! (issue 14, Acceptance 2 and 4): a two-seat module hosted by `gaos serve
+//! --game`, played to the end over HTTP, finalized, and its replay verified
+//! by `gaos replay verify --adapter` with the same file; the same through
+//! `gaos play`; a session whose module changed between runs is refused with
+//! both digests while other sessions go on; a module that loops forever in
+//! `advance` fails its session within the call limit and the host serves on.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use gaos_testkit::http::*;
+use gaos_testkit::server::{TempDir, TestServer};
+use serde_json::{Value, json};
+
+const GAOS: &str = env!("CARGO_BIN_EXE_gaos");
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/modules").join(name)
+}
+
+fn text(path: &Path) -> &str {
+    path.to_str().expect("a UTF-8 path")
+}
+
+/// `gaos replay verify --json [--adapter FILE] REPLAY`: (report, exit code).
+fn verify(replay: &Path, adapter: Option<&Path>) -> (Value, i32) {
+    let mut command = Command::new(GAOS);
+    command.args(["replay", "verify", "--json"]);
+    if let Some(adapter) = adapter {
+        command.arg("--adapter").arg(adapter);
+    }
+    let output = command.arg(replay).output().expect("gaos replay verify runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let report = serde_json::from_str(stdout.lines().next().unwrap_or(""))
+        .unwrap_or_else(|e| panic!("no JSON report ({e}): {stdout} {}", String::from_utf8_lossy(&output.stderr)));
+    (report, output.status.code().unwrap_or(-1))
+}
+
+/// The `/v1/games` row of `id`.
+fn listed(server: &TestServer, id: &str) -> Value {
+    let games = get(server.base_url(), "/v1/games", Some(server.operator_token())).json();
+    games["games"]
+        .as_array()
+        .expect("games")
+        .iter()
+        .find(|g| g["id"] == json!(id))
+        .unwrap_or_else(|| panic!("{id} is listed: {games}"))
+        .clone()
+}
+
+fn play_bids(base: &str, session: &Session) {
+    for (round, (red, blue)) in [(6, 2), (1, 5), (3, 2)].into_iter().enumerate() {
+        let moves = [("red", json!({"bid": red})), ("blue", json!({"bid": blue}))];
+        play_simultaneous_window(base, session, &moves, &format!("round-{round}"));
+    }
+}
+
+#[test]
+fn a_module_game_is_served_played_finalized_and_verified_with_the_same_file() {
+    let bids = fixture("bids.mjs");
+    let server = TestServer::start_with(GAOS, &["--game", text(&bids)]);
+    let base = server.base_url();
+    let row = listed(&server, "js/bids");
+    assert_eq!(row["origin"]["kind"], json!("module"), "{row}");
+    assert_eq!(row["origin"]["path"], json!(text(&bids)));
+    assert_eq!(row["origin"]["sha256"].as_str().map(str::len), Some(64), "{row}");
+    assert_eq!(row["seats"], json!(["red", "blue"]));
+    assert_eq!(listed(&server, "conformance/hilo")["origin"], json!({"kind": "builtin"}));
+
+    let session = create_session(base, server.operator_token(), &json!({"game": "js/bids", "seed": 1}));
+    let refused = act(base, &session, "red", &submission(&session.created, "red", "greedy", json!({"bid": 11})));
+    assert_error(&refused, 422, "illegal_command");
+    assert!(refused.text().contains("your budget"), "the module's message reaches the seat: {}", refused.text());
+    play_bids(base, &session);
+    let red = tick(base, &session, session.token("red"));
+    assert_eq!(red["tick"]["budget"], json!(0), "{red}");
+    assert_eq!(tick(base, &session, session.token("blue"))["tick"]["budget"], json!(1));
+    assert!(!tick(base, &session, &session.spectator).to_string().contains("budget"), "budgets are per seat");
+
+    let finalize = json!({"requestId": "finalize-bids"});
+    let result = post(base, &session.path("finalize"), Some(session.token("red")), &finalize);
+    assert_eq!(result.status, 200, "{}", result.text());
+    assert_eq!(result.json()["outcome"]["outcome"]["ranking"][0]["seat"], json!("red"));
+    let replay = get(base, &session.path("replay"), Some(session.token("red")));
+    assert_eq!(replay.status, 200);
+    let dir = TempDir::new("gaos-module-replay");
+    let file = dir.path().join("bids.gaos-replay.jsonl");
+    std::fs::write(&file, &replay.body).expect("write the replay");
+
+    let (report, code) = verify(&file, Some(&bids));
+    assert_eq!(report["verdict"], json!("accepted-unsigned"), "{report}");
+    assert_eq!(code, 0);
+    let (report, code) = verify(&file, None);
+    assert_eq!(report["verdict"], json!("unverifiable"), "without the module the game is unknown: {report}");
+    assert_eq!(code, 3);
+}
+
+#[test]
+fn gaos_play_plays_a_module_game_in_process() {
+    let bids = fixture("bids.mjs");
+    let dir = TempDir::new("gaos-module-play");
+    let replay = dir.path().join("play.gaos-replay.jsonl");
+    let output = Command::new(GAOS)
+        .args(["play", "--game", text(&bids), "--seed", "3", "--json", "--out", text(&replay)])
+        .output()
+        .expect("gaos play runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let (report, code) = verify(&replay, Some(&bids));
+    assert_eq!(report["verdict"], json!("accepted-unsigned"), "{report}");
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn a_session_whose_module_changed_is_refused_with_both_digests_and_others_go_on() {
+    let dir = TempDir::new("gaos-module-digest");
+    let module = dir.path().join("bids.mjs");
+    let original = std::fs::read_to_string(fixture("bids.mjs")).expect("the fixture");
+    std::fs::write(&module, &original).expect("copy the module");
+    let mut server = TestServer::start_with(GAOS, &["--game", text(&module)]);
+    let old = listed(&server, "js/bids")["origin"]["sha256"].as_str().expect("sha256").to_owned();
+    let operator = server.operator_token().to_owned();
+    let moved = create_session(server.base_url(), &operator, &json!({"game": "js/bids", "sessionId": "moved"}));
+    let other =
+        create_session(server.base_url(), &operator, &json!({"game": "conformance/hilo", "sessionId": "other"}));
+
+    std::fs::write(&module, format!("{original}\n// a later edit\n")).expect("edit the module");
+    server.restart();
+    let new = listed(&server, "js/bids")["origin"]["sha256"].as_str().expect("sha256").to_owned();
+    assert_ne!(old, new);
+    let refused = get(server.base_url(), &moved.path("tick"), Some(moved.token("red")));
+    assert_error(&refused, 409, "module_changed");
+    let message = refused.json()["error"].as_str().expect("a message").to_owned();
+    assert!(message.contains(&old) && message.contains(&new), "the refusal names both digests: {message}");
+    let failed = get(server.base_url(), "/v1/admin/reconcile", Some(&operator)).json();
+    assert_eq!(failed["failed"][0]["sessionId"], json!("moved"), "{failed}");
+    let fine = get(server.base_url(), &other.path("tick"), Some(other.token("alice")));
+    assert_eq!(fine.status, 200, "other sessions are unaffected: {}", fine.text());
+
+    // The refusal changed nothing: with the original module back, the session resumes.
+    std::fs::write(&module, &original).expect("restore the module");
+    server.restart();
+    let resumed = get(server.base_url(), &moved.path("tick"), Some(moved.token("red")));
+    assert_eq!(resumed.status, 200, "{}", resumed.text());
+    play_bids(server.base_url(), &moved);
+}
+
+#[test]
+fn a_module_that_loops_forever_fails_its_session_within_the_limit_and_the_host_serves_on() {
+    let spin = fixture("spin.mjs");
+    let server = TestServer::start_with(GAOS, &["--game", text(&spin), "--module-call-ms", "200"]);
+    let base = server.base_url();
+    let stuck = create_session(base, server.operator_token(), &json!({"game": "js/spin"}));
+    let healthy = create_session(base, server.operator_token(), &json!({"game": "js/spin"}));
+    let (_, events_before) = transcript(base, server.operator_token(), &stuck);
+
+    let first = act(base, &stuck, "a", &submission(&stuck.created, "a", "a-0", json!({"n": 13})));
+    assert_eq!(first.status, 202, "{}", first.text());
+    let envelope = tick(base, &stuck, stuck.token("b"));
+    let started = Instant::now();
+    let failed = act(base, &stuck, "b", &submission(&envelope, "b", "b-0", json!({"n": 1})));
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(30), "the call limit stopped the loop (took {took:?})");
+    assert_error(&failed, 410, "revoked");
+    let reason = failed.json()["error"].as_str().expect("a message").to_owned();
+    assert!(
+        reason.contains("reducer_failed") && reason.contains("reducer.advance of js/spin") && reason.contains("200 ms"),
+        "the revocation names the module, the call and the limit: {reason}"
+    );
+    let (_, events_after) = transcript(base, server.operator_token(), &stuck);
+    let resolutions = |events: &[Value]| events.iter().filter(|e| e["kind"] == json!("resolution")).count();
+    assert_eq!(resolutions(&events_after), resolutions(&events_before), "nothing resolved was persisted");
+    assert_error(&get(base, &stuck.path("tick"), Some(stuck.token("a"))), 410, "revoked");
+
+    let moves = [("a", json!({"n": 1})), ("b", json!({"n": 2}))];
+    let answer = play_simultaneous_window(base, &healthy, &moves, "fine");
+    assert_eq!(answer["tick"]["total"], json!(3), "{answer}");
+}
