@@ -177,3 +177,95 @@ fn a_module_that_loops_forever_fails_its_session_within_the_limit_and_the_host_s
     let answer = play_simultaneous_window(base, &healthy, &moves, "fine");
     assert_eq!(answer["tick"]["total"], json!(3), "{answer}");
 }
+
+/// A minimal MCP client over stdio: newline-delimited JSON-RPC 2.0 to a
+/// `gaos mcp` child (initialize, then `tools/call`).
+struct McpClient {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    next_id: u64,
+}
+
+impl McpClient {
+    fn start(base: &str, session: &Session, seat: &str) -> McpClient {
+        let mut child = Command::new(GAOS)
+            .args(["mcp", "--host", base, "--session", &session.id, "--seat", seat])
+            .env("GAOS_SEAT_TOKEN", session.token(seat))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("gaos mcp starts");
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = std::io::BufReader::new(child.stdout.take().expect("piped stdout"));
+        let mut client = McpClient { child, stdin, stdout, next_id: 1 };
+        let init = client.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "module-test", "version": "1"}}),
+        );
+        assert!(init["result"]["serverInfo"].is_object(), "{init}");
+        client.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        client
+    }
+
+    fn send(&mut self, message: &Value) {
+        use std::io::Write;
+        writeln!(self.stdin, "{message}").expect("write to gaos mcp");
+        self.stdin.flush().expect("flush");
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        use std::io::BufRead;
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let mut line = String::new();
+            assert!(self.stdout.read_line(&mut line).expect("read from gaos mcp") > 0, "gaos mcp closed stdout");
+            let message: Value = serde_json::from_str(&line).expect("a JSON-RPC message");
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    /// `tools/call NAME ARGUMENTS`: the result's text, failing on a tool error.
+    fn call(&mut self, name: &str, arguments: Value) -> String {
+        let answer = self.request("tools/call", json!({"name": name, "arguments": arguments}));
+        let result = &answer["result"];
+        assert_ne!(result["isError"], json!(true), "{name} failed: {answer}");
+        result["content"][0]["text"].as_str().unwrap_or_else(|| panic!("a text result: {answer}")).to_owned()
+    }
+}
+
+impl Drop for McpClient {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn an_mcp_agent_plays_a_seat_of_a_module_game() {
+    let dir = TempDir::new("gaos-module-mcp");
+    std::fs::copy(fixture("bids.mjs"), dir.path().join("bids.mjs")).expect("copy the module");
+    // --games DIR serves every module in the directory.
+    let server = TestServer::start_with(GAOS, &["--games", text(dir.path())]);
+    let base = server.base_url();
+    let session = create_session(base, server.operator_token(), &json!({"game": "js/bids", "seed": 5}));
+    let mut blue = McpClient::start(base, &session, "blue");
+    let observed = blue.call("observe", json!({}));
+    assert!(observed.contains("budget"), "blue sees its budget: {observed}");
+    for (round, (red, bid)) in [(2, 4), (5, 1), (1, 3)].into_iter().enumerate() {
+        let envelope = tick(base, &session, session.token("red"));
+        let red_answer =
+            act(base, &session, "red", &submission(&envelope, "red", &format!("red-{round}"), json!({"bid": red})));
+        assert_eq!(red_answer.status, 202, "{}", red_answer.text());
+        blue.call("act", json!({"command": {"bid": bid}}));
+        assert_eq!(tick(base, &session, session.token("red"))["tick"]["round"], json!(round + 1));
+    }
+    let ended = tick(base, &session, session.token("blue"));
+    assert_eq!(ended["tick"]["status"], json!("ended"), "{ended}");
+    assert_eq!(ended["tick"]["wins"], json!({"blue": 2, "red": 1}), "{ended}");
+}
