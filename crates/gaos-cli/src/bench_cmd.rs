@@ -24,8 +24,8 @@ use gaos_runner::CancellationToken;
 use gaos_runner::benchmark::{
     BenchmarkError, BenchmarkManifest, BenchmarkObserver, BenchmarkOptions, BenchmarkRun, BenchmarkStatus,
     BundleReadError, Checkpoint, CompletedEpisode, DriverAssignment, EpisodePlan, GameInfo, HostedEpisodeFactory,
-    ReplayEpisodeVerifier, SessionFactory, Submission, pack_run, read_bundle_dir, run_benchmark, scoring_plugin,
-    verify_bundle, write_bundle_dir,
+    ReplayEpisodeVerifier, SessionFactory, Submission, pack_run_with_module, read_bundle_dir, run_benchmark,
+    scoring_plugin, verify_bundle, write_bundle_dir,
 };
 use gaos_runner::drivers::{DriverSettings, DriverSpec};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -77,6 +77,8 @@ pub struct RunArgs {
     /// Print the summary as one JSON object on stdout.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    module_limits: crate::modules::ModuleLimitArgs,
 }
 
 /// `gaos bench verify` arguments.
@@ -90,6 +92,13 @@ pub struct VerifyArgs {
     /// Print the verification result as one JSON object.
     #[arg(long)]
     json: bool,
+    /// The game module of a benchmark whose `benchmark.adapter` names one
+    /// (default: that path, beside --manifest). Every episode must have run
+    /// a module with this file's SHA-256.
+    #[arg(long, value_name = "FILE")]
+    adapter: Option<PathBuf>,
+    #[command(flatten)]
+    module_limits: crate::modules::ModuleLimitArgs,
 }
 
 /// Run `gaos bench` with the games of `registry`.
@@ -118,6 +127,8 @@ struct Setup {
     scorer: Arc<dyn gaos_runner::benchmark::ScoringPlugin>,
     game: Arc<dyn Game>,
     registry: GameRegistry,
+    /// The SHA-256 of the game module `benchmark.adapter` names, if it names one.
+    module_sha256: Option<String>,
     drivers: DriverAssignment,
     settings: DriverSettings,
     out: PathBuf,
@@ -131,7 +142,15 @@ fn setup(args: &RunArgs, registry: &GameRegistry) -> Result<Setup, String> {
     let manifest = BenchmarkManifest::parse(&text).map_err(|e| format!("{}: {e}", args.manifest.display()))?;
     let scorer: Arc<dyn gaos_runner::benchmark::ScoringPlugin> =
         Arc::from(scoring_plugin(&manifest.scoring.plugin).map_err(|e| e.to_string())?);
-    let game = registry.get(&manifest.benchmark.adapter).ok_or_else(|| {
+    let mut registry = registry.clone();
+    let (game_id, module_sha256) = if crate::modules::is_module_reference(&manifest.benchmark.adapter) {
+        // A module path is relative to the manifest, so a benchmark directory moves as one.
+        let path = args.manifest.parent().unwrap_or(Path::new("")).join(&manifest.benchmark.adapter);
+        crate::modules::add_module_with_sha(&mut registry, &path, &args.module_limits.limits()?)?
+    } else {
+        (manifest.benchmark.adapter.clone(), None)
+    };
+    let game = registry.get(&game_id).ok_or_else(|| {
         let known: Vec<String> = registry.list().iter().map(|g| g.game_ref().id).collect();
         format!(
             "benchmark.adapter {:?} is not a game gaos knows (games: {})",
@@ -172,7 +191,7 @@ fn setup(args: &RunArgs, registry: &GameRegistry) -> Result<Setup, String> {
         std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
         None
     };
-    Ok(Setup { manifest, scorer, game, registry: registry.clone(), drivers, settings, out, checkpoint, resume })
+    Ok(Setup { manifest, scorer, game, registry, module_sha256, drivers, settings, out, checkpoint, resume })
 }
 
 fn run_command(args: RunArgs, registry: &GameRegistry) -> ExitCode {
@@ -191,7 +210,7 @@ fn run_command(args: RunArgs, registry: &GameRegistry) -> ExitCode {
 }
 
 async fn run_async(args: &RunArgs, setup: Setup) -> ExitCode {
-    let Setup { manifest, scorer, game, registry, drivers, settings, out, checkpoint, resume } = setup;
+    let Setup { manifest, scorer, game, registry, module_sha256, drivers, settings, out, checkpoint, resume } = setup;
     let info = GameInfo::from_game(game.as_ref());
     let (factory, agent, where_): (Arc<dyn SessionFactory>, _, String) = match &args.host {
         None => {
@@ -294,7 +313,8 @@ async fn run_async(args: &RunArgs, setup: Setup) -> ExitCode {
         }
         return ExitCode::FAILURE;
     }
-    match finish(&manifest, &registry, &run, &out, &agent) {
+    let module = (game.game_ref().id, module_sha256);
+    match finish(&manifest, &registry, &module, &run, &out, &agent) {
         Ok(finished) => {
             report(args, &manifest, &run, &out, &finished, resumed, new_episodes, elapsed);
             if finished.valid { ExitCode::SUCCESS } else { ExitCode::FAILURE }
@@ -318,13 +338,15 @@ struct Finished {
 fn finish(
     manifest: &BenchmarkManifest,
     registry: &GameRegistry,
+    (game_id, module_sha256): &(String, Option<String>),
     run: &BenchmarkRun,
     out: &Path,
     agent: &gaos_runner::benchmark::AgentIdentity,
 ) -> Result<Finished, String> {
     let digest = manifest.digest();
     let submission = Submission::new(format!("submission-{}", &digest[..12]), agent.id.clone(), agent.kind);
-    let packed = pack_run(manifest, run, submission).map_err(|e| e.to_string())?;
+    let packed =
+        pack_run_with_module(manifest, run, submission, module_sha256.as_deref()).map_err(|e| e.to_string())?;
     let bundle = out.join("bundle");
     let staging = out.join(format!(".bundle-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&staging);
@@ -336,7 +358,7 @@ fn finish(
     let read = read_bundle_dir(&bundle).map_err(|e| format!("the bundle just written does not read back: {e}"))?;
     let resolve = resolver(registry);
     let scorer = scoring_plugin(&manifest.scoring.plugin).map_err(|e| e.to_string())?;
-    let verifier = ReplayEpisodeVerifier::new(manifest, &resolve, scorer.as_ref());
+    let verifier = ReplayEpisodeVerifier::new(manifest, &resolve, scorer.as_ref()).for_game(game_id);
     let verification = verify_bundle(&read, manifest, &verifier);
     let chart = out.join("scores.svg");
     let aggregate = run.aggregate.as_ref().ok_or("a complete run has an aggregate")?;
@@ -585,9 +607,53 @@ fn verify_command(args: VerifyArgs, registry: &GameRegistry) -> ExitCode {
         Ok(scorer) => scorer,
         Err(e) => return usage(format!("cannot recompute scores: {e}")),
     };
-    let resolve = resolver(registry);
-    let verifier = ReplayEpisodeVerifier::new(&manifest, &resolve, scorer.as_ref());
-    let verification = verify_bundle(&bundle, &manifest, &verifier);
+    let mut registry = registry.clone();
+    let adapter = &manifest.benchmark.adapter;
+    let module = match (&args.adapter, &args.manifest) {
+        (Some(file), _) => Some(file.clone()),
+        (None, Some(path)) if crate::modules::is_module_reference(adapter) => {
+            Some(path.parent().unwrap_or(Path::new("")).join(adapter))
+        }
+        (None, None) if crate::modules::is_module_reference(adapter) => {
+            return usage(format!(
+                "this benchmark's game is the game module {adapter:?}: pass --adapter FILE (or --manifest FILE beside it)"
+            ));
+        }
+        (None, _) => None,
+    };
+    let (game_id, module_sha256) = match module {
+        Some(path) => match args
+            .module_limits
+            .limits()
+            .and_then(|limits| crate::modules::add_module_with_sha(&mut registry, &path, &limits))
+        {
+            Ok(loaded) => loaded,
+            Err(e) => return usage(e),
+        },
+        None => (adapter.clone(), None),
+    };
+    let resolve = resolver(&registry);
+    let verifier = ReplayEpisodeVerifier::new(&manifest, &resolve, scorer.as_ref()).for_game(&game_id);
+    let mut verification = verify_bundle(&bundle, &manifest, &verifier);
+    if let Some(expected) = &module_sha256 {
+        let before = verification.facts.reasons.len();
+        for episode in &bundle.episodes {
+            match &episode.adapter_sha256 {
+                Some(sha256) if sha256 == expected => {}
+                Some(sha256) => verification.facts.reasons.push(format!(
+                    "episode {} ran a game module with sha256 {sha256}, not the given module's {expected}",
+                    episode.id
+                )),
+                None => verification.facts.reasons.push(format!(
+                    "episode {} records no game module sha256 (adapterSha256); the given module's is {expected}",
+                    episode.id
+                )),
+            }
+        }
+        if verification.facts.reasons.len() > before {
+            verification.valid = false;
+        }
+    }
     if args.json {
         println!("{}", canonical_json(&verification.to_value()));
     } else {

@@ -56,6 +56,25 @@ pub fn add_module(registry: &mut GameRegistry, path: &Path, limits: &ModuleLimit
     Ok(id)
 }
 
+/// [`add_module`], returning the game id and the module's SHA-256.
+pub fn add_module_with_sha(
+    registry: &mut GameRegistry,
+    path: &Path,
+    limits: &ModuleLimits,
+) -> Result<(String, Option<String>), String> {
+    let id = add_module(registry, path, limits)?;
+    let sha256 = registry.origin(&id).and_then(GameOrigin::module_sha256).map(str::to_owned);
+    Ok((id, sha256))
+}
+
+/// True when a benchmark manifest's `benchmark.adapter` names a game module
+/// file (a relative or absolute path, or a `.mjs`/`.js` name) instead of a game id.
+pub fn is_module_reference(adapter: &str) -> bool {
+    adapter.starts_with("./") || adapter.starts_with("../") || adapter.starts_with('/') || {
+        matches!(Path::new(adapter).extension().and_then(|e| e.to_str()), Some("mjs" | "js"))
+    }
+}
+
 /// The module files of `dir` (`*.mjs` and `*.js`, not in subdirectories:
 /// those are the modules' own imports), in name order.
 pub fn modules_in(dir: &Path) -> Result<Vec<PathBuf>, String> {

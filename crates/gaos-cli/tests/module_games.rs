@@ -269,3 +269,59 @@ fn an_mcp_agent_plays_a_seat_of_a_module_game() {
     assert_eq!(ended["tick"]["status"], json!("ended"), "{ended}");
     assert_eq!(ended["tick"]["wins"], json!({"blue": 2, "red": 1}), "{ended}");
 }
+
+#[test]
+fn a_benchmark_naming_a_module_runs_records_its_digest_per_episode_and_verifies() {
+    let dir = TempDir::new("gaos-module-bench");
+    std::fs::create_dir_all(dir.path().join("game")).expect("a game directory");
+    let module = dir.path().join("game/bids.mjs");
+    let original = std::fs::read_to_string(fixture("bids.mjs")).expect("the fixture");
+    std::fs::write(&module, &original).expect("copy the module");
+    let manifest = dir.path().join("bench.json");
+    let body = json!({
+        "schema": "gaos.benchmark-manifest.v1",
+        "benchmark": {"id": "bids", "version": "1", "adapter": "./game/bids.mjs"},
+        "tasks": [{"id": "default", "seeds": [4], "episodes": 2, "maxSteps": 10}],
+        "scoring": {"plugin": "gaos.score.outcome", "aggregation": "mean"},
+        "submission": {"requireSignedSeats": false, "requireCompleteCoverage": true}
+    });
+    std::fs::write(&manifest, body.to_string()).expect("write the manifest");
+    let out = dir.path().join("run");
+    let run = Command::new(GAOS)
+        .args(["bench", "run", text(&manifest), "--out", text(&out), "--json"])
+        .output()
+        .expect("gaos bench run");
+    assert!(run.status.success(), "{}\n{}", String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
+
+    let scores: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("bundle/scores.json")).expect("scores.json"))
+            .expect("JSON");
+    let episodes = scores["episodes"].as_array().expect("episodes");
+    assert_eq!(episodes.len(), 2);
+    let digest = episodes[0]["adapterSha256"].as_str().expect("the episode records the module digest").to_owned();
+    assert_eq!(digest.len(), 64);
+    assert_eq!(episodes[1]["adapterSha256"], json!(digest));
+
+    let bench_verify = |extra: &[&str]| {
+        let output = Command::new(GAOS)
+            .args([&["bench", "verify", text(&out), "--json"], extra].concat())
+            .output()
+            .expect("gaos bench verify");
+        (String::from_utf8_lossy(&output.stdout).into_owned(), output.status.code().unwrap_or(-1))
+    };
+    let (report, code) = bench_verify(&["--manifest", text(&manifest)]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(serde_json::from_str::<Value>(&report).expect("JSON")["valid"], json!(true), "{report}");
+    let (_, code) = bench_verify(&[]);
+    assert_eq!(code, 2, "without --manifest or --adapter the module cannot be found");
+    let (report, code) = bench_verify(&["--adapter", text(&module)]);
+    assert_eq!(code, 0, "{report}");
+
+    // Another module under the same game id: every episode is refused by digest.
+    std::fs::write(&module, format!("{original}\n// changed rules\n")).expect("edit the module");
+    let (report, code) = bench_verify(&["--manifest", text(&manifest)]);
+    assert_eq!(code, 1, "{report}");
+    let report: Value = serde_json::from_str(&report).expect("JSON");
+    assert_eq!(report["valid"], json!(false));
+    assert!(report.to_string().contains(&digest), "the reasons name the recorded digest: {report}");
+}

@@ -47,8 +47,8 @@ pub mod scoring;
 pub mod verify;
 
 pub use bundle::{
-    BUNDLE_SCHEMA, Bundle, BundleEpisode, BundleReadError, PackedBundle, Submission, pack_run, package_digest,
-    read_bundle_dir, write_bundle_dir,
+    BUNDLE_SCHEMA, Bundle, BundleEpisode, BundleReadError, PackedBundle, Submission, pack_run, pack_run_with_module,
+    package_digest, read_bundle_dir, write_bundle_dir,
 };
 pub use checkpoint::{
     AgentIdentity, AgentKind, CHECKPOINT_SCHEMA, Checkpoint, CompletedEpisode, InProgressEpisode, ResourceObservations,

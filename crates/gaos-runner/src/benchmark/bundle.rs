@@ -93,6 +93,9 @@ pub struct BundleEpisode {
     pub replay_digest: String,
     /// The run's measurements (not verified; the name is the trust label).
     pub self_reported_observations: Option<Value>,
+    /// When the benchmark's game is a game module: the SHA-256 of the
+    /// module the episode ran (`gaos bench verify` insists it matches).
+    pub adapter_sha256: Option<String>,
 }
 
 impl BundleEpisode {
@@ -107,6 +110,9 @@ impl BundleEpisode {
         if let Some(observations) = &self.self_reported_observations {
             map.insert("selfReportedObservations".into(), observations.clone());
         }
+        if let Some(sha256) = &self.adapter_sha256 {
+            map.insert("adapterSha256".into(), sha256.clone().into());
+        }
         Value::Object(map)
     }
 
@@ -119,6 +125,9 @@ impl BundleEpisode {
         map.insert("replayDigest".into(), self.replay_digest.clone().into());
         if let Some(observations) = &self.self_reported_observations {
             map.insert("selfReportedObservations".into(), observations.clone());
+        }
+        if let Some(sha256) = &self.adapter_sha256 {
+            map.insert("adapterSha256".into(), sha256.clone().into());
         }
         map.insert(
             "replayEncoding".into(),
@@ -266,6 +275,7 @@ pub fn bundle_episode(completed: &CompletedEpisode) -> BundleEpisode {
         terminal_outcome: completed.terminal_outcome.clone(),
         score: Value::Number(completed.score),
         self_reported_observations: Some(completed.observations.to_value()),
+        adapter_sha256: None,
     }
 }
 
@@ -274,6 +284,17 @@ pub fn pack_run(
     manifest: &BenchmarkManifest,
     run: &BenchmarkRun,
     submission: Submission,
+) -> Result<PackedBundle, BenchmarkError> {
+    pack_run_with_module(manifest, run, submission, None)
+}
+
+/// [`pack_run`] for a benchmark whose game is a game module: every
+/// episode records the module's SHA-256 (`adapterSha256`).
+pub fn pack_run_with_module(
+    manifest: &BenchmarkManifest,
+    run: &BenchmarkRun,
+    submission: Submission,
+    module_sha256: Option<&str>,
 ) -> Result<PackedBundle, BenchmarkError> {
     let aggregate = match (&run.status, &run.aggregate) {
         (BenchmarkStatus::Complete, Some(aggregate)) => aggregate,
@@ -291,7 +312,10 @@ pub fn pack_run(
         manifest: manifest.value().clone(),
         manifest_digest,
         submission,
-        episodes: completed.into_iter().map(bundle_episode).collect(),
+        episodes: completed
+            .into_iter()
+            .map(|c| BundleEpisode { adapter_sha256: module_sha256.map(str::to_owned), ..bundle_episode(c) })
+            .collect(),
         scores: aggregate.to_value(),
     };
     bundle.content_digest = bundle.compute_content_digest();
@@ -440,6 +464,7 @@ pub fn read_bundle_dir(root: &Path) -> Result<Bundle, BundleReadError> {
             score: field("score")?,
             replay_digest: field("replayDigest")?.as_str().map(str::to_owned).ok_or_else(|| at("replayDigest"))?,
             self_reported_observations: map.get("selfReportedObservations").cloned(),
+            adapter_sha256: map.get("adapterSha256").and_then(Value::as_str).map(str::to_owned),
         };
         let file = episode.file_name();
         if !expected.insert(file.clone()) {

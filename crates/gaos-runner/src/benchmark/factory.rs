@@ -85,19 +85,19 @@ pub fn episode_level(level: &Value, plan: &EpisodePlan) -> Value {
     level
 }
 
-/// The create request of an episode: `{game: benchmark.adapter, levelId:
-/// task id, level?, seed: plan.seed, participantId: scored seat,
-/// sessionId?}`. `level` is the game's level when the factory knows it
+/// The create request of an episode: `{game: game_id, levelId: task id,
+/// level?, seed: plan.seed, participantId: scored seat, sessionId?}`
+/// (`game_id` is `benchmark.adapter`, or the id of the game module it names). `level` is the game's level when the factory knows it
 /// (see [`episode_level`]); `session_id` asks the host for a fixed id.
 pub fn episode_request(
-    manifest: &BenchmarkManifest,
+    game_id: &str,
     plan: &EpisodePlan,
     scored_seat: &str,
     level: Option<&Value>,
     session_id: Option<&str>,
 ) -> Value {
     let mut map = obj! {
-        "game" => manifest.benchmark.adapter.clone(),
+        "game" => game_id,
         "levelId" => plan.task_id.clone(),
         "seed" => plan.seed,
         "participantId" => scored_seat,

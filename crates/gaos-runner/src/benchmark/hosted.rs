@@ -24,6 +24,9 @@ use gaos_session::{AttachRequest, BoxFuture, EpisodeHost, SessionPolicy};
 /// What the factory knows about the benchmark's game.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GameInfo {
+    /// The game id episodes are created with (the manifest's
+    /// `benchmark.adapter` may name a game module file instead).
+    pub id: String,
     /// The game's seats in declared order (the first is the scored seat).
     pub seats: Vec<String>,
     /// The game's levels by id (a task id must name one).
@@ -33,7 +36,11 @@ pub struct GameInfo {
 impl GameInfo {
     /// The seats and levels a game declares.
     pub fn from_game(game: &dyn gaos_kernel::Game) -> Self {
-        GameInfo { seats: game.seats(), levels: game.levels().into_iter().map(|l| (l.id, l.level)).collect() }
+        GameInfo {
+            id: game.game_ref().id,
+            seats: game.seats(),
+            levels: game.levels().into_iter().map(|l| (l.id, l.level)).collect(),
+        }
     }
 }
 
@@ -44,7 +51,6 @@ impl GameInfo {
 /// token}}`.
 pub struct HostedEpisodeFactory<H> {
     host: H,
-    manifest: BenchmarkManifest,
     game: GameInfo,
     drivers: DriverAssignment,
     settings: DriverSettings,
@@ -83,7 +89,7 @@ impl<H: EpisodeHost> HostedEpisodeFactory<H> {
             )));
         }
         let policy = episode_policy(manifest, &drivers.agent(scored));
-        Ok(HostedEpisodeFactory { host, manifest: manifest.clone(), game, drivers, settings, policy })
+        Ok(HostedEpisodeFactory { host, game, drivers, settings, policy })
     }
 
     /// The agent identity (the scored seat's driver kind, the assignment as id).
@@ -114,7 +120,7 @@ impl<H: EpisodeHost> HostedEpisodeFactory<H> {
         let scored = self.scored_seat();
         let level = self.game.levels.get(&plan.task_id);
         let session_id = self.host.names_sessions().then(|| episode_session_id(plan));
-        let request = episode_request(&self.manifest, plan, scored, level, session_id.as_deref());
+        let request = episode_request(&self.game.id, plan, scored, level, session_id.as_deref());
         let created = match self.host.create(&request, &self.policy).await {
             Ok(created) => created,
             // A run stopped between creating this session and recording it:

@@ -148,6 +148,13 @@ impl<'a> ReplayEpisodeVerifier<'a> {
         ReplayEpisodeVerifier { resolver, scorer, adapter: manifest.benchmark.adapter.clone() }
     }
 
+    /// Expect replays of game `game_id` instead of `benchmark.adapter` (a
+    /// manifest whose adapter is a game module file plays the module's game).
+    pub fn for_game(mut self, game_id: &str) -> Self {
+        self.adapter = game_id.to_owned();
+        self
+    }
+
     /// Reasons the replay's header does not belong to `plan`.
     fn binding_problems(&self, text: &str, plan: &EpisodePlan) -> Vec<String> {
         let mut reasons = Vec::new();
