@@ -325,3 +325,34 @@ fn a_benchmark_naming_a_module_runs_records_its_digest_per_episode_and_verifies(
     assert_eq!(report["valid"], json!(false));
     assert!(report.to_string().contains(&digest), "the reasons name the recorded digest: {report}");
 }
+
+#[test]
+fn kernel_bench_runs_a_module_counter_that_replaces_the_built_in_one_with_a_notice() {
+    let output = Command::new(GAOS)
+        .args(["kernel-bench", "--transitions", "30", "--json", "--game-module", text(&fixture("counter.mjs"))])
+        .output()
+        .expect("gaos kernel-bench");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(
+        stderr.lines().filter(|l| l.contains("replaces")).collect::<Vec<_>>(),
+        ["game module conformance/counter replaces the built-in game conformance/counter"]
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).expect("a JSON report");
+    assert_eq!(report["transitions"], json!(30), "{report}");
+
+    let refused = Command::new(GAOS)
+        .args([
+            "kernel-bench",
+            "--transitions",
+            "3",
+            "--game-module",
+            text(&fixture("counter.mjs")),
+            "--module-call-ms",
+            "0",
+        ])
+        .output()
+        .expect("gaos kernel-bench");
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--module-call-ms"));
+}
