@@ -29,6 +29,7 @@ pub mod bench;
 pub(crate) mod clock;
 pub mod config;
 pub mod connections;
+pub mod data_dir;
 pub(crate) mod digest_key;
 pub(crate) mod envelope;
 pub(crate) mod error;
