@@ -31,12 +31,13 @@ use crate::answers::{ACT_ANSWERS_IN_MEMORY, AnswerCache};
 use crate::clock::HostClock;
 use crate::config::{LeaseBounds, SessionConfig};
 use crate::digest_key::DigestKey;
+use crate::host_key::HostKey;
 use crate::lease::LeaseBook;
 use crate::metrics::Metrics;
 use crate::receipts::ReceiptIssuer;
 use crate::schedule::{TickSchedule, TurnClock};
 use crate::storage::writer::Writer;
-use crate::storage::{AnswerKind, SessionStatus, StoreReader, StoredAnswer};
+use crate::storage::{SessionStatus, StoreReader, StoredAnswer};
 
 pub use mailbox::{ActorHandle, Command, SessionSummary};
 pub use streams::{StreamItem, Subscription};
@@ -60,6 +61,11 @@ pub(crate) struct ActorInit {
     pub lease_bounds: LeaseBounds,
     /// The secret the receipt digests are keyed with (never sent).
     pub digest_key: DigestKey,
+    /// Derives the lease tokens of attach answers (never stored).
+    pub host_key: HostKey,
+    /// The controller identity a first attach pinned (`session_state`
+    /// `controller`), restored after a restart.
+    pub pinned_controller: Option<Value>,
 }
 
 pub(crate) struct SessionActor {
@@ -83,6 +89,9 @@ pub(crate) struct SessionActor {
     /// Keys the attach receipt's digests, so no seat can test guesses of
     /// hidden state against them (SECURITY.md).
     digest_key: DigestKey,
+    /// Derives the lease token an attach answer hands out, so the stored
+    /// answer holds none (host_key.rs).
+    host_key: HostKey,
     streams: Streams,
     leases: LeaseBook,
     /// The lease book as last persisted (lease slides are written lazily).
@@ -109,16 +118,16 @@ impl SessionActor {
             clock,
             lease_bounds,
             digest_key,
+            host_key,
+            pinned_controller,
         } = init;
         let receipts = ReceiptIssuer::resume(&answers);
         let answers = AnswerCache::from_stored(answers, ACT_ANSWERS_IN_MEMORY);
         let policy = config.policy();
-        let pinned_controller = policy.controller().cloned().or_else(|| {
-            answers
-                .of_kind(AnswerKind::Attach)
-                .filter_map(|a| gaos_json::parse(&a.request).ok())
-                .find_map(|r| r.get("controller").cloned())
-        });
+        // The policy's controller, else the one the first attach pinned
+        // (stored answers keep only a fingerprint of their request, so the
+        // pin is read from the session's state, never from them).
+        let pinned_controller = policy.controller().cloned().or(pinned_controller);
         let seats = Arc::new(config.seats.clone());
         let tick_period_ms = match config.cadence() {
             Ok(Cadence::Ticks(rate)) => Some(rate.milliseconds_per_tick),
@@ -128,6 +137,7 @@ impl SessionActor {
             id: config.session_id.clone(),
             transcript: TranscriptHash::of(&kernel),
             digest_key,
+            host_key,
             streams: Streams::new(&config.seats),
             turn: TurnClock::new(config.turn_ms),
             ticks: TickSchedule::new(tick_period_ms),

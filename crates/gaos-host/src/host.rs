@@ -18,6 +18,7 @@ use crate::config::{LeaseBounds, SessionConfig, parse_create};
 use crate::digest_key::DigestKey;
 use crate::envelope::{EXT_CREDENTIALS, EXT_LEASE, EXT_POLICY};
 use crate::error::HostError;
+use crate::host_key::HostKey;
 use crate::lease::{LeaseBook, LeaseOp, Presented};
 use crate::metrics::Metrics;
 use crate::storage::writer::Writer;
@@ -26,6 +27,9 @@ use crate::storage::{
     StoreWriter, WriteBatch, WriteOp,
 };
 use crate::wire;
+
+mod create_request;
+use create_request::CreateRequest;
 
 /// Host-wide settings.
 #[derive(Debug, Clone)]
@@ -36,11 +40,19 @@ pub struct HostOptions {
     pub lease_bounds: LeaseBounds,
     /// `--test-clock`: an operator route may move the host clock forward.
     pub test_clock: bool,
+    /// The secret the stored answers' tokens and the digest keys derive
+    /// from (`host_key.rs`); `gaos serve` reads it from `DIR/host-key`.
+    pub host_key: HostKey,
 }
 
 impl Default for HostOptions {
     fn default() -> Self {
-        HostOptions { node_id: "local".into(), lease_bounds: LeaseBounds::default(), test_clock: false }
+        HostOptions {
+            node_id: "local".into(),
+            lease_bounds: LeaseBounds::default(),
+            test_clock: false,
+            host_key: HostKey::default(),
+        }
     }
 }
 
@@ -56,6 +68,8 @@ struct HostInner {
     options: HostOptions,
     clock: Arc<HostClock>,
     reconcile: std::sync::Mutex<Value>,
+    /// Serializes creates that carry a requestId.
+    creates: tokio::sync::Mutex<()>,
 }
 
 /// What happened to stored sessions at start (restart reconciliation).
@@ -101,6 +115,18 @@ pub struct Host {
     inner: Arc<HostInner>,
 }
 
+/// What `session_state.digestKey` holds for a session whose digest key is
+/// derived from the host key.
+const DERIVED_DIGEST_KEY: &str = "derived:v1";
+
+fn digest_key_marker(session_id: &str) -> WriteOp {
+    WriteOp::SessionState {
+        session_id: session_id.to_owned(),
+        key: SessionStateKey::DigestKey,
+        value: DERIVED_DIGEST_KEY.to_owned(),
+    }
+}
+
 fn store_error(e: StoreError) -> HostError {
     HostError::unavailable(e.to_string())
 }
@@ -141,6 +167,7 @@ impl Host {
                 options,
                 clock,
                 reconcile: std::sync::Mutex::new(Value::Null),
+                creates: tokio::sync::Mutex::new(()),
             }),
         };
         let active = {
@@ -251,6 +278,13 @@ impl Host {
             return Err(HostError::revoked(leases.revoked.as_deref().unwrap_or("revoked")));
         }
         let digest_key = self.stored_digest_key(id, &state).await?;
+        let pinned_controller = match state.iter().find(|(k, _)| *k == SessionStateKey::Controller) {
+            Some((_, text)) => Some(
+                gaos_json::parse(text)
+                    .map_err(|e| HostError::internal(format!("the stored controller pin of {id} is not JSON: {e}")))?,
+            ),
+            None => None,
+        };
         let config_value = gaos_json::parse(&record.config)
             .map_err(|e| HostError::internal(format!("stored config of {id} is not JSON: {e}")))?;
         let config = SessionConfig::from_value(&config_value)
@@ -283,25 +317,27 @@ impl Host {
             clock: Arc::clone(&self.inner.clock),
             lease_bounds: self.inner.options.lease_bounds,
             digest_key,
+            host_key: self.inner.options.host_key.clone(),
+            pinned_controller,
         }))
     }
 
-    /// The session's stored digest key. A session stored before keys existed
-    /// gets one now, made durable before any receipt uses it (its earlier
+    /// The session's digest key: derived from the host key (stored as the
+    /// marker [`DERIVED_DIGEST_KEY`], never the key). A session from before
+    /// (a stored hex key) keeps its key; one from before keys existed gets
+    /// the derived one now, marked before any receipt uses it (its earlier
     /// receipts keep their unkeyed digests; receipts are opaque strings).
     async fn stored_digest_key(&self, id: &str, state: &[(SessionStateKey, String)]) -> Result<DigestKey, HostError> {
-        if let Some((_, text)) = state.iter().find(|(k, _)| *k == SessionStateKey::DigestKey) {
-            return DigestKey::from_hex(text)
-                .ok_or_else(|| HostError::internal(format!("the stored digest key of {id} is unreadable")));
+        match state.iter().find(|(k, _)| *k == SessionStateKey::DigestKey) {
+            Some((_, text)) if text == DERIVED_DIGEST_KEY => Ok(self.inner.options.host_key.digest_key(id)),
+            Some((_, text)) => DigestKey::from_hex(text)
+                .ok_or_else(|| HostError::internal(format!("the stored digest key of {id} is unreadable"))),
+            None => {
+                let ops = vec![digest_key_marker(id)];
+                self.inner.writer.write(WriteBatch { ops }).await.map_err(store_error)?;
+                Ok(self.inner.options.host_key.digest_key(id))
+            }
         }
-        let key = DigestKey::generate();
-        let ops = vec![WriteOp::SessionState {
-            session_id: id.to_owned(),
-            key: SessionStateKey::DigestKey,
-            value: key.to_hex(),
-        }];
-        self.inner.writer.write(WriteBatch { ops }).await.map_err(store_error)?;
-        Ok(key)
     }
 
     fn require_operator(caller: &Caller) -> Result<(), HostError> {
@@ -330,6 +366,18 @@ impl Host {
     /// `POST /v1/sessions`.
     pub async fn create(&self, caller: &Caller, body: Value) -> Result<Answer, HostError> {
         Self::require_operator(caller)?;
+        // With a requestId, creates run one at a time, so a retry racing its
+        // original cannot make a second session (create_request.rs).
+        let request = CreateRequest::read(&body)?;
+        let _serial = match &request {
+            Some(_) => Some(self.inner.creates.lock().await),
+            None => None,
+        };
+        if let Some(request) = &request
+            && let Some(answer) = self.replay_create(request).await?
+        {
+            return Ok(answer);
+        }
         let game_id = body
             .get("game")
             .and_then(Value::as_str)
@@ -369,7 +417,10 @@ impl Host {
         }));
         // The creator seat's claim.
         let mut leases = LeaseBook::default();
-        let lease_token = new_token("gaos_lease_");
+        // The create answer's tokens derive from the host key, so a stored
+        // copy of the answer needs none of them (host_key.rs).
+        let host_key = &self.inner.options.host_key;
+        let lease_token = host_key.create_token("gaos_lease_", &session_id, "");
         let holder = config
             .policy
             .get("controller")
@@ -388,12 +439,8 @@ impl Host {
         });
         // The receipt digests' key, drawn here and stored with the session so
         // receipts stay stable across restarts; it never leaves the host.
-        let digest_key = DigestKey::generate();
-        batch.push(WriteOp::SessionState {
-            session_id: session_id.clone(),
-            key: SessionStateKey::DigestKey,
-            value: digest_key.to_hex(),
-        });
+        let digest_key = host_key.digest_key(&session_id);
+        batch.push(digest_key_marker(&session_id));
         let lease_ext = wire::LeaseExtension {
             token: Some(lease_token),
             epoch: granted.epoch,
@@ -403,7 +450,7 @@ impl Host {
         let mut seat_tokens = std::collections::BTreeMap::new();
         let mut records = Vec::new();
         for seat in &config.seats {
-            let token = new_token("gaos_seat_");
+            let token = host_key.create_token("gaos_seat_", &session_id, seat);
             records.push(CredentialRecord {
                 token_hash: token_hash(&token),
                 session_id: session_id.clone(),
@@ -413,7 +460,7 @@ impl Host {
             });
             seat_tokens.insert(seat.clone(), token);
         }
-        let spectator = new_token("gaos_spec_");
+        let spectator = host_key.create_token("gaos_spec_", &session_id, "");
         records.push(CredentialRecord {
             token_hash: token_hash(&spectator),
             session_id: session_id.clone(),
@@ -424,11 +471,17 @@ impl Host {
         for record in &records {
             batch.push(WriteOp::Credential(record.clone()));
         }
+        let mut ext = Map::new();
+        ext.insert(EXT_CREDENTIALS.into(), wire::value(&wire::Credentials { seats: seat_tokens, spectator }));
+        ext.insert(EXT_POLICY.into(), wire::value(&wire::PolicyExtension { digest: config.policy().digest() }));
+        ext.insert(EXT_LEASE.into(), wire::value(&lease_ext));
+        if let Some(request) = &request {
+            batch.push(request.request_row(&session_id, &ext));
+        }
         self.inner.writer.write(batch).await.map_err(store_error)?;
         for record in records {
             self.inner.credentials.insert(record);
         }
-        let policy_digest = config.policy().digest();
         let handle = SessionActor::spawn(ActorInit {
             config,
             game,
@@ -442,6 +495,8 @@ impl Host {
             clock: Arc::clone(&self.inner.clock),
             lease_bounds: bounds,
             digest_key,
+            host_key: self.inner.options.host_key.clone(),
+            pinned_controller: None,
         });
         {
             let slot: Slot = Arc::new(OnceCell::new());
@@ -449,11 +504,11 @@ impl Host {
             self.sessions_write().insert(session_id.clone(), slot);
         }
         tracing::info!(session = %session_id, game = %game_id, "session created");
-        let mut ext = Map::new();
-        ext.insert(EXT_CREDENTIALS.into(), wire::value(&wire::Credentials { seats: seat_tokens, spectator }));
-        ext.insert(EXT_POLICY.into(), wire::value(&wire::PolicyExtension { digest: policy_digest }));
-        ext.insert(EXT_LEASE.into(), wire::value(&lease_ext));
-        handle.ask(|reply| Command::CreatorEnvelope { extensions: ext, reply }).await
+        let answer = handle.ask(|reply| Command::CreatorEnvelope { extensions: ext, reply }).await?;
+        if let Some(request) = &request {
+            self.store_create_answer(request, &session_id, &answer).await?;
+        }
+        Ok(answer)
     }
 
     /// \[P\] An operator may name the session it creates (`sessionId`, e.g.

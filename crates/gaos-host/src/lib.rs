@@ -35,6 +35,7 @@ pub(crate) mod envelope;
 pub(crate) mod error;
 pub mod handle;
 pub mod host;
+pub mod host_key;
 pub mod http;
 pub mod lease;
 pub(crate) mod metrics;

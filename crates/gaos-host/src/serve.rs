@@ -51,7 +51,9 @@ pub async fn serve_with_routes(
     }
     let (writer, reader) =
         crate::storage::sqlite::open(&db_path).map_err(|e| format!("cannot open {}: {e}", db_path.display()))?;
-    let (host, report) = Host::open(Box::new(writer), Arc::new(reader), &token, options.host.clone())
+    let host_key = crate::host_key::HostKey::load_or_create(&options.data_dir)?;
+    let host_options = HostOptions { host_key, ..options.host.clone() };
+    let (host, report) = Host::open(Box::new(writer), Arc::new(reader), &token, host_options)
         .await
         .map_err(|e| format!("cannot start the host: {e}"))?;
     for (id, why) in &report.failed {

@@ -112,8 +112,10 @@ pub enum SessionStateKey {
     Leases,
     /// The controller identity the first attach pinned (canonical JSON).
     Controller,
-    /// The session's digest key (hex), which keys the attach receipt's
-    /// digests (`crate::digest_key`). A host secret: never sent to anyone.
+    /// How the session's digest key (`crate::digest_key`) is had: the marker
+    /// `derived:v1` (derived from the host key, `crate::host_key`), or, for a
+    /// session stored before the host key, the key itself (hex). A host
+    /// secret: never sent to anyone.
     DigestKey,
 }
 
@@ -155,6 +157,9 @@ pub enum AnswerKind {
     Attach,
     /// `POST .../finalize`, one per session.
     Finalize,
+    /// `POST /v1/sessions` with a `requestId`, keyed by it: the request row
+    /// (host level, empty session id) and the answer row (the session's).
+    Create,
 }
 
 impl AnswerKind {
@@ -163,6 +168,7 @@ impl AnswerKind {
             AnswerKind::Act => "act",
             AnswerKind::Attach => "attach",
             AnswerKind::Finalize => "finalize",
+            AnswerKind::Create => "create",
         }
     }
 
@@ -171,6 +177,7 @@ impl AnswerKind {
             "act" => AnswerKind::Act,
             "attach" => AnswerKind::Attach,
             "finalize" => AnswerKind::Finalize,
+            "create" => AnswerKind::Create,
             _ => return None,
         })
     }
