@@ -40,6 +40,9 @@ pub struct HostOptions {
     pub lease_bounds: LeaseBounds,
     /// `--test-clock`: an operator route may move the host clock forward.
     pub test_clock: bool,
+    /// `--max-command-bytes`: the largest command (canonical JSON) a seat
+    /// may submit; larger ones are `413 command_too_large`.
+    pub max_command_bytes: usize,
     /// The secret the stored answers' tokens and the digest keys derive
     /// from (`host_key.rs`); `gaos serve` reads it from `DIR/host-key`.
     pub host_key: HostKey,
@@ -51,10 +54,14 @@ impl Default for HostOptions {
             node_id: "local".into(),
             lease_bounds: LeaseBounds::default(),
             test_clock: false,
+            max_command_bytes: DEFAULT_MAX_COMMAND_BYTES,
             host_key: HostKey::default(),
         }
     }
 }
+
+/// The default of `--max-command-bytes` (16 KiB).
+pub const DEFAULT_MAX_COMMAND_BYTES: usize = 16 * 1024;
 
 type Slot = Arc<OnceCell<ActorHandle>>;
 
@@ -70,6 +77,9 @@ struct HostInner {
     reconcile: std::sync::Mutex<Value>,
     /// Serializes creates that carry a requestId.
     creates: tokio::sync::Mutex<()>,
+    /// Revoked sessions met at load, with their reason: answered from here,
+    /// without reading the store again.
+    revoked: std::sync::RwLock<HashMap<String, String>>,
 }
 
 /// What happened to stored sessions at start (restart reconciliation).
@@ -168,6 +178,7 @@ impl Host {
                 clock,
                 reconcile: std::sync::Mutex::new(Value::Null),
                 creates: tokio::sync::Mutex::new(()),
+                revoked: std::sync::RwLock::new(HashMap::new()),
             }),
         };
         let active = {
@@ -248,35 +259,70 @@ impl Host {
     }
 
     /// The actor of session `id`, rehydrating it from the store on first use.
+    /// An id that is not a live session costs nothing that stays: a
+    /// failed load leaves no entry in the session map, and a revoked
+    /// session is answered from a small map without reading the store.
     pub(crate) async fn session(&self, id: &str) -> Result<ActorHandle, HostError> {
         let existing = self.sessions_read().get(id).cloned();
         let slot = match existing {
             Some(slot) => slot,
-            None => Arc::clone(self.sessions_write().entry(id.to_owned()).or_default()),
+            None => {
+                if let Some(reason) = self.revoked_reason(id) {
+                    return Err(HostError::revoked(&reason));
+                }
+                let mut sessions = self.sessions_write();
+                let slot = Arc::clone(sessions.entry(id.to_owned()).or_default());
+                self.inner.metrics.set_session_slots(sessions.len());
+                slot
+            }
         };
-        slot.get_or_try_init(|| self.load(id)).await.cloned()
+        let loaded = slot.get_or_try_init(|| self.load(id)).await.cloned();
+        if loaded.is_err() {
+            let mut sessions = self.sessions_write();
+            if sessions.get(id).is_some_and(|s| Arc::ptr_eq(s, &slot) && !s.initialized()) {
+                sessions.remove(id);
+            }
+            self.inner.metrics.set_session_slots(sessions.len());
+        }
+        loaded
+    }
+
+    fn revoked_reason(&self, id: &str) -> Option<String> {
+        self.inner.revoked.read().unwrap_or_else(std::sync::PoisonError::into_inner).get(id).cloned()
     }
 
     async fn load(&self, id: &str) -> Result<ActorHandle, HostError> {
         let reader = Arc::clone(&self.inner.reader);
         let owned = id.to_owned();
-        let (record, events, answers, state) = blocking(move || {
+        let metrics = Arc::clone(&self.inner.metrics);
+        // The record and state first: a revoked session's events are never read.
+        let (record, state) = blocking(move || {
             let Some(record) = reader.load_session(&owned)? else { return Ok(None) };
-            let events = reader.load_events(&owned)?;
-            let answers = reader.load_answers(&owned)?;
             let state = reader.load_session_state(&owned)?;
-            Ok(Some((record, events, answers, state)))
+            Ok(Some((record, state)))
         })
         .await?
         .ok_or_else(|| HostError::unknown_session(id))?;
+        metrics.add_store_loads(1, 0);
         let leases = match state.iter().find(|(k, _)| *k == SessionStateKey::Leases) {
             Some((_, text)) => LeaseBook::from_json(text)
                 .map_err(|e| HostError::internal(format!("stored lease state of {id} is unreadable: {e}")))?,
             None => LeaseBook::default(),
         };
         if record.status == SessionStatus::Revoked {
-            return Err(HostError::revoked(leases.revoked.as_deref().unwrap_or("revoked")));
+            let reason = leases.revoked.clone().unwrap_or_else(|| "revoked".into());
+            self.inner
+                .revoked
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(id.to_owned(), reason.clone());
+            return Err(HostError::revoked(&reason));
         }
+        let reader = Arc::clone(&self.inner.reader);
+        let owned = id.to_owned();
+        let (events, answers) =
+            blocking(move || Ok((reader.load_events(&owned)?, reader.load_answers(&owned)?))).await?;
+        metrics.add_store_loads(0, events.len() as u64);
         let digest_key = self.stored_digest_key(id, &state).await?;
         let pinned_controller = match state.iter().find(|(k, _)| *k == SessionStateKey::Controller) {
             Some((_, text)) => Some(
@@ -501,7 +547,9 @@ impl Host {
         {
             let slot: Slot = Arc::new(OnceCell::new());
             let _ = slot.set(handle.clone());
-            self.sessions_write().insert(session_id.clone(), slot);
+            let mut sessions = self.sessions_write();
+            sessions.insert(session_id.clone(), slot);
+            self.inner.metrics.set_session_slots(sessions.len());
         }
         tracing::info!(session = %session_id, game = %game_id, "session created");
         let answer = handle.ask(|reply| Command::CreatorEnvelope { extensions: ext, reply }).await?;
@@ -546,6 +594,18 @@ impl Host {
     /// `POST /v1/sessions/{id}/actions`.
     pub async fn act(&self, caller: &Caller, id: &str, presented: Presented, body: Value) -> Result<Answer, HostError> {
         let seat = Self::require_seat(caller, id)?.to_owned();
+        // Commands are stored verbatim (intent, event, answer): bound them
+        // before anything is queued.
+        let limit = self.inner.options.max_command_bytes;
+        if let Some(command) = body.get("command")
+            && gaos_json::canonical_json(command).len() > limit
+        {
+            return Err(HostError::new(
+                axum::http::StatusCode::PAYLOAD_TOO_LARGE,
+                "command_too_large",
+                format!("a command may be at most {limit} bytes of canonical JSON (this host's --max-command-bytes)"),
+            ));
+        }
         let handle = self.session(id).await?;
         handle.ask(|reply| Command::Act { seat, presented, body, reply }).await
     }
@@ -645,7 +705,9 @@ impl Host {
         // requests are done, and later calls rehydrate it from the store.
         // Long benchmark runs would otherwise keep every episode loaded.
         if answer.status == 200 {
-            self.sessions_write().remove(id);
+            let mut sessions = self.sessions_write();
+            sessions.remove(id);
+            self.inner.metrics.set_session_slots(sessions.len());
         }
         Ok(answer)
     }
