@@ -92,7 +92,10 @@ pub async fn serve_with_routes(
     }
     use std::io::Write;
     let _ = std::io::stdout().flush();
-    let routes = crate::http::router(host.clone()).merge(extra(&host, address));
+    // Errors of the mounted routes (the /mcp transport) are JSON too.
+    let routes = crate::http::router(host.clone())
+        .merge(extra(&host, address))
+        .layer(axum::middleware::from_fn(crate::http::json_errors));
     let served = serve_bounded(listener, routes, options.limits, shutdown).await;
     drop(lock);
     served
