@@ -177,6 +177,22 @@ fn send_raw(world: &World, method: &str, path: &str, token: Option<&str>, body: 
     send(&world.base, method, path, &headers, Some(body)).unwrap_or_else(|e| panic!("{method} {path}: {e}"))
 }
 
+/// Send `bytes` as they are on a fresh connection; the host's answer.
+fn raw_request(base: &str, bytes: &[u8]) -> Response {
+    use std::io::{Read, Write};
+    let address = base.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(address).expect("connect");
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(10))).expect("timeout");
+    // The host may answer and close before it read everything.
+    let _ = stream.write_all(bytes);
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let status = text.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.as_bytes().to_vec()).unwrap_or_default();
+    Response { status, headers: Vec::new(), body }
+}
+
 #[track_caller]
 fn assert_json_error(response: &Response, what: &str) -> (u16, String) {
     assert!((400..500).contains(&response.status), "{what}: a 4xx, got {} {}", response.status, response.text());
@@ -260,6 +276,13 @@ fn every_route_refuses_malformed_bodies_without_side_effects() {
     let mcp = |body: &[u8]| send(&world.base, "POST", "/mcp", &mcp_headers, Some(body)).expect("POST /mcp");
     refusals.push(("/mcp with invalid JSON", mcp(b"{"), 0));
     refusals.push(("/mcp without a token", post_bytes(&world.base, "/mcp", None, b"{}"), 401));
+    // What the HTTP layer refuses before any route: a URI over its limit,
+    // a head too large, a head that is not HTTP.
+    let long_uri = format!("/healthz?{}", "a".repeat(70_000));
+    let big_head = format!("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: {}\r\n\r\n", "a".repeat(500_000));
+    refusals.push(("a 70 KB URI", send(&world.base, "GET", &long_uri, &[], None).expect("GET"), 414));
+    refusals.push(("a 500 KB head", raw_request(&world.base, big_head.as_bytes()), 431));
+    refusals.push(("a head that is not HTTP", raw_request(&world.base, b"NOT HTTP AT ALL\r\n\r\n"), 400));
     for (what, response, status) in refusals {
         let (got, _) = assert_json_error(&response, what);
         if status != 0 {

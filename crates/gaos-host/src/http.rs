@@ -11,7 +11,7 @@ mod extract;
 mod json_errors;
 mod response;
 
-pub(crate) use json_errors::json_errors;
+pub(crate) use json_errors::{code_for as error_code_for, json_errors};
 
 use std::convert::Infallible;
 use std::sync::Arc;

@@ -1,6 +1,8 @@
 //! Every error is JSON, also those produced before a handler runs: axum's
 //! own rejections (a path segment that is not UTF-8, a malformed path) and
-//! errors of routes mounted beside the host's (the `/mcp` transport). A
+//! errors of routes mounted beside the host's (the `/mcp` transport). (What
+//! hyper refuses before the router, 414, 431 and malformed heads, gets its
+//! JSON body in `connections.rs`.) A
 //! response of status 400 or more whose body is not JSON is rewritten to
 //! `{"error": <its text>, "code": <by status>}` with the same status.
 
@@ -26,6 +28,7 @@ pub(crate) fn code_for(status: StatusCode) -> String {
         StatusCode::NOT_ACCEPTABLE => "not_acceptable".into(),
         StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large".into(),
         StatusCode::URI_TOO_LONG => "uri_too_long".into(),
+        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE => "headers_too_large".into(),
         StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type".into(),
         StatusCode::SERVICE_UNAVAILABLE => "unavailable".into(),
         s if s.is_server_error() => "internal".into(),
