@@ -184,3 +184,19 @@ fn http_dates_are_read_as_utc_seconds() {
     assert_eq!(httpdate_seconds("Tue, 01 Dec 2026 13:46:16 GMT"), Some(1_796_132_776));
     assert_eq!(httpdate_seconds("not a date"), None);
 }
+
+/// The attach receipt's `attachedAt` is host time: it moves with the test
+/// clock (`--test-clock`), like every lease and deadline.
+#[test]
+fn attached_at_comes_from_the_host_clock() {
+    let server = gaos_testkit::server::TestServer::start_with(GAOS, &["--test-clock"]);
+    let (base, op) = (&server.base_url, &server.operator_token);
+    let session = create_session(base, op, &json!({"game": "conformance/hilo", "policy": receipts_policy()}));
+    let hour = 3_600_000;
+    advance_clock(base, op, hour);
+    let attached = seat_post(base, &session, "bob", "attach", None, &json!({"requestId": "later"}));
+    assert_eq!(attached.status, 200, "{}", attached.text());
+    let attached_at = attached.json()["receipt"]["attachedAt"].as_i64().expect("attachedAt");
+    let real_ms = real_now() * 1_000;
+    assert!(attached_at >= real_ms + hour as i64 - 5_000, "attachedAt {attached_at} is an hour ahead of {real_ms}");
+}
