@@ -200,3 +200,27 @@ fn attached_at_comes_from_the_host_clock() {
     let real_ms = real_now() * 1_000;
     assert!(attached_at >= real_ms + hour as i64 - 5_000, "attachedAt {attached_at} is an hour ahead of {real_ms}");
 }
+
+/// Turn deadlines are persisted as wall-clock time: a host that was down
+/// past a turn's deadline plays the timeout as soon as it is back, instead
+/// of giving the seat a fresh full turn.
+#[test]
+fn downtime_counts_against_a_turn_deadline() {
+    const TURN: u64 = 4_000;
+    let mut server = gaos_testkit::server::TestServer::start(GAOS);
+    let op = server.operator_token.clone();
+    let session = create_session(
+        &server.base_url,
+        &op,
+        &json!({"game": "conformance/tictactoe", "level": tictactoe_level(), "timeouts": {"turnMs": TURN}, "lease": {"durationMs": 60_000}}),
+    );
+    server.kill();
+    std::thread::sleep(Duration::from_millis(TURN + 500));
+    server.restart();
+    let restarted = Instant::now();
+    let base = server.base_url.clone();
+    wait_until(Duration::from_millis(TURN / 2), "the overdue turn to time out after the restart", || {
+        !timeouts_for(&transcript(&base, &op, &session).1, "x").is_empty()
+    });
+    assert!(restarted.elapsed() < Duration::from_millis(TURN), "not a fresh turn after the restart");
+}

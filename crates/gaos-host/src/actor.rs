@@ -37,7 +37,7 @@ use crate::metrics::Metrics;
 use crate::receipts::ReceiptIssuer;
 use crate::schedule::{TickSchedule, TurnClock};
 use crate::storage::writer::Writer;
-use crate::storage::{SessionStatus, StoreReader, StoredAnswer};
+use crate::storage::{SessionStateKey, SessionStatus, StoreReader, StoredAnswer, WriteBatch, WriteOp};
 
 pub use mailbox::{ActorHandle, Command, SessionSummary};
 pub use streams::{StreamItem, Subscription};
@@ -66,6 +66,8 @@ pub(crate) struct ActorInit {
     /// The controller identity a first attach pinned (`session_state`
     /// `controller`), restored after a restart.
     pub pinned_controller: Option<Value>,
+    /// The persisted turn clock (`session_state` `turnClock`), if any.
+    pub turn_clock: Option<String>,
 }
 
 pub(crate) struct SessionActor {
@@ -101,6 +103,8 @@ pub(crate) struct SessionActor {
     clock: Arc<HostClock>,
     ticks: TickSchedule,
     turn: TurnClock,
+    /// The turn clock as last persisted.
+    persisted_turn: Option<String>,
 }
 
 impl SessionActor {
@@ -120,6 +124,7 @@ impl SessionActor {
             digest_key,
             host_key,
             pinned_controller,
+            turn_clock,
         } = init;
         let receipts = ReceiptIssuer::resume(&answers);
         let answers = AnswerCache::from_stored(answers, ACT_ANSWERS_IN_MEMORY);
@@ -133,13 +138,18 @@ impl SessionActor {
             Ok(Cadence::Ticks(rate)) => Some(rate.milliseconds_per_tick),
             _ => None,
         };
+        let mut turn = TurnClock::new(config.turn_ms);
+        if let Some(text) = &turn_clock {
+            turn.restore(text, kernel.cursor());
+        }
         let mut actor = SessionActor {
             id: config.session_id.clone(),
             transcript: TranscriptHash::of(&kernel),
             digest_key,
             host_key,
             streams: Streams::new(&config.seats),
-            turn: TurnClock::new(config.turn_ms),
+            turn,
+            persisted_turn: turn_clock,
             ticks: TickSchedule::new(tick_period_ms),
             config,
             policy,
@@ -177,6 +187,7 @@ impl SessionActor {
         // biased select would spin on its `None`.
         let mut priority_open = true;
         loop {
+            self.persist_turn_clock().await;
             let deadline = self.next_deadline();
             let sleep = deadline.map(|at| Duration::from_millis((at - self.clock.now_ms()).max(0) as u64));
             tokio::select! {
@@ -200,6 +211,26 @@ impl SessionActor {
             }
         }
         self.metrics.live_sessions.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl SessionActor {
+    /// Persist the turn clock when it moved (once per window, and when it
+    /// stops or runs on), so a restart counts the downtime against a turn.
+    async fn persist_turn_clock(&mut self) {
+        if !self.turn.is_limited() {
+            return;
+        }
+        let now = self.turn.to_json();
+        if now == self.persisted_turn {
+            return;
+        }
+        let Some(value) = now.clone() else { return };
+        let op = WriteOp::SessionState { session_id: self.id.clone(), key: SessionStateKey::TurnClock, value };
+        match self.writer.write(WriteBatch { ops: vec![op] }).await {
+            Ok(()) => self.persisted_turn = now,
+            Err(e) => tracing::warn!(session = %self.id, error = %e, "the turn clock could not be persisted"),
+        }
     }
 }
 

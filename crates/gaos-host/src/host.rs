@@ -365,6 +365,7 @@ impl Host {
             digest_key,
             host_key: self.inner.options.host_key.clone(),
             pinned_controller,
+            turn_clock: state.iter().find(|(k, _)| *k == SessionStateKey::TurnClock).map(|(_, v)| v.clone()),
         }))
     }
 
@@ -543,6 +544,7 @@ impl Host {
             digest_key,
             host_key: self.inner.options.host_key.clone(),
             pinned_controller: None,
+            turn_clock: None,
         });
         {
             let slot: Slot = Arc::new(OnceCell::new());

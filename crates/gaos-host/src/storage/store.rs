@@ -117,6 +117,9 @@ pub enum SessionStateKey {
     /// session stored before the host key, the key itself (hex). A host
     /// secret: never sent to anyone.
     DigestKey,
+    /// The turn clock of a turns session with a deadline (`TurnClock`):
+    /// its window and wall-clock deadline (or time left while stopped).
+    TurnClock,
 }
 
 impl SessionStateKey {
@@ -125,6 +128,7 @@ impl SessionStateKey {
             SessionStateKey::Leases => "leases",
             SessionStateKey::Controller => "controller",
             SessionStateKey::DigestKey => "digestKey",
+            SessionStateKey::TurnClock => "turnClock",
         }
     }
 
@@ -133,6 +137,7 @@ impl SessionStateKey {
             "leases" => SessionStateKey::Leases,
             "controller" => SessionStateKey::Controller,
             "digestKey" => SessionStateKey::DigestKey,
+            "turnClock" => SessionStateKey::TurnClock,
             _ => return None,
         })
     }
