@@ -15,7 +15,6 @@ use crate::answers::Answer;
 use crate::auth::{Caller, Credentials, new_token, token_hash};
 use crate::clock::HostClock;
 use crate::config::{LeaseBounds, SessionConfig, parse_create};
-use crate::digest_key::DigestKey;
 use crate::envelope::{EXT_CREDENTIALS, EXT_LEASE, EXT_POLICY};
 use crate::error::HostError;
 use crate::host_key::HostKey;
@@ -29,7 +28,9 @@ use crate::storage::{
 use crate::wire;
 
 mod create_request;
+mod digest_keys;
 use create_request::CreateRequest;
+use digest_keys::digest_key_marker;
 
 /// Host-wide settings.
 #[derive(Debug, Clone)]
@@ -123,18 +124,6 @@ impl StartReport {
 #[derive(Clone)]
 pub struct Host {
     inner: Arc<HostInner>,
-}
-
-/// What `session_state.digestKey` holds for a session whose digest key is
-/// derived from the host key.
-const DERIVED_DIGEST_KEY: &str = "derived:v1";
-
-fn digest_key_marker(session_id: &str) -> WriteOp {
-    WriteOp::SessionState {
-        session_id: session_id.to_owned(),
-        key: SessionStateKey::DigestKey,
-        value: DERIVED_DIGEST_KEY.to_owned(),
-    }
 }
 
 fn store_error(e: StoreError) -> HostError {
@@ -367,24 +356,6 @@ impl Host {
             pinned_controller,
             turn_clock: state.iter().find(|(k, _)| *k == SessionStateKey::TurnClock).map(|(_, v)| v.clone()),
         }))
-    }
-
-    /// The session's digest key: derived from the host key (stored as the
-    /// marker [`DERIVED_DIGEST_KEY`], never the key). A session from before
-    /// (a stored hex key) keeps its key; one from before keys existed gets
-    /// the derived one now, marked before any receipt uses it (its earlier
-    /// receipts keep their unkeyed digests; receipts are opaque strings).
-    async fn stored_digest_key(&self, id: &str, state: &[(SessionStateKey, String)]) -> Result<DigestKey, HostError> {
-        match state.iter().find(|(k, _)| *k == SessionStateKey::DigestKey) {
-            Some((_, text)) if text == DERIVED_DIGEST_KEY => Ok(self.inner.options.host_key.digest_key(id)),
-            Some((_, text)) => DigestKey::from_hex(text)
-                .ok_or_else(|| HostError::internal(format!("the stored digest key of {id} is unreadable"))),
-            None => {
-                let ops = vec![digest_key_marker(id)];
-                self.inner.writer.write(WriteBatch { ops }).await.map_err(store_error)?;
-                Ok(self.inner.options.host_key.digest_key(id))
-            }
-        }
     }
 
     fn require_operator(caller: &Caller) -> Result<(), HostError> {
