@@ -45,6 +45,10 @@ pub struct LimitArgs {
     /// this (ms). Streams are never idle while they stream.
     #[arg(long, default_value_t = 60_000)]
     idle_timeout_ms: u64,
+    /// A submitted command's canonical JSON may be this many bytes at most;
+    /// a larger one is refused with 413 command_too_large.
+    #[arg(long, default_value_t = gaos_host::host::DEFAULT_MAX_COMMAND_BYTES)]
+    max_command_bytes: usize,
 }
 
 impl LimitArgs {
@@ -81,6 +85,7 @@ pub fn run(
     limits: LimitArgs,
 ) -> ExitCode {
     init_logging();
+    let max_command_bytes = limits.max_command_bytes;
     let limits = match limits.limits() {
         Ok(limits) => limits,
         Err(e) => {
@@ -108,7 +113,7 @@ pub fn run(
     let options = ServeOptions {
         data_dir: data,
         listen,
-        host: HostOptions { lease_bounds, test_clock, ..HostOptions::new(registry.clone()) },
+        host: HostOptions { lease_bounds, test_clock, max_command_bytes, ..HostOptions::new(registry.clone()) },
         limits,
     };
     // Shutting down also ends open MCP streams (else graceful shutdown waits on them).

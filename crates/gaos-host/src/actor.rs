@@ -31,12 +31,13 @@ use crate::answers::{ACT_ANSWERS_IN_MEMORY, AnswerCache};
 use crate::clock::HostClock;
 use crate::config::{LeaseBounds, SessionConfig};
 use crate::digest_key::DigestKey;
+use crate::host_key::HostKey;
 use crate::lease::LeaseBook;
 use crate::metrics::Metrics;
 use crate::receipts::ReceiptIssuer;
 use crate::schedule::{TickSchedule, TurnClock};
 use crate::storage::writer::Writer;
-use crate::storage::{AnswerKind, SessionStatus, StoreReader, StoredAnswer};
+use crate::storage::{SessionStateKey, SessionStatus, StoreReader, StoredAnswer, WriteBatch, WriteOp};
 
 pub use mailbox::{ActorHandle, Command, SessionSummary};
 pub use streams::{StreamItem, Subscription};
@@ -60,6 +61,13 @@ pub(crate) struct ActorInit {
     pub lease_bounds: LeaseBounds,
     /// The secret the receipt digests are keyed with (never sent).
     pub digest_key: DigestKey,
+    /// Derives the lease tokens of attach answers (never stored).
+    pub host_key: HostKey,
+    /// The controller identity a first attach pinned (`session_state`
+    /// `controller`), restored after a restart.
+    pub pinned_controller: Option<Value>,
+    /// The persisted turn clock (`session_state` `turnClock`), if any.
+    pub turn_clock: Option<String>,
 }
 
 pub(crate) struct SessionActor {
@@ -83,6 +91,9 @@ pub(crate) struct SessionActor {
     /// Keys the attach receipt's digests, so no seat can test guesses of
     /// hidden state against them (SECURITY.md).
     digest_key: DigestKey,
+    /// Derives the lease token an attach answer hands out, so the stored
+    /// answer holds none (host_key.rs).
+    host_key: HostKey,
     streams: Streams,
     leases: LeaseBook,
     /// The lease book as last persisted (lease slides are written lazily).
@@ -92,6 +103,8 @@ pub(crate) struct SessionActor {
     clock: Arc<HostClock>,
     ticks: TickSchedule,
     turn: TurnClock,
+    /// The turn clock as last persisted.
+    persisted_turn: Option<String>,
 }
 
 impl SessionActor {
@@ -109,27 +122,34 @@ impl SessionActor {
             clock,
             lease_bounds,
             digest_key,
+            host_key,
+            pinned_controller,
+            turn_clock,
         } = init;
         let receipts = ReceiptIssuer::resume(&answers);
         let answers = AnswerCache::from_stored(answers, ACT_ANSWERS_IN_MEMORY);
         let policy = config.policy();
-        let pinned_controller = policy.controller().cloned().or_else(|| {
-            answers
-                .of_kind(AnswerKind::Attach)
-                .filter_map(|a| gaos_json::parse(&a.request).ok())
-                .find_map(|r| r.get("controller").cloned())
-        });
+        // The policy's controller, else the one the first attach pinned
+        // (stored answers keep only a fingerprint of their request, so the
+        // pin is read from the session's state, never from them).
+        let pinned_controller = policy.controller().cloned().or(pinned_controller);
         let seats = Arc::new(config.seats.clone());
         let tick_period_ms = match config.cadence() {
             Ok(Cadence::Ticks(rate)) => Some(rate.milliseconds_per_tick),
             _ => None,
         };
+        let mut turn = TurnClock::new(config.turn_ms);
+        if let Some(text) = &turn_clock {
+            turn.restore(text, kernel.cursor());
+        }
         let mut actor = SessionActor {
             id: config.session_id.clone(),
             transcript: TranscriptHash::of(&kernel),
             digest_key,
+            host_key,
             streams: Streams::new(&config.seats),
-            turn: TurnClock::new(config.turn_ms),
+            turn,
+            persisted_turn: turn_clock,
             ticks: TickSchedule::new(tick_period_ms),
             config,
             policy,
@@ -167,6 +187,7 @@ impl SessionActor {
         // biased select would spin on its `None`.
         let mut priority_open = true;
         loop {
+            self.persist_turn_clock().await;
             let deadline = self.next_deadline();
             let sleep = deadline.map(|at| Duration::from_millis((at - self.clock.now_ms()).max(0) as u64));
             tokio::select! {
@@ -190,6 +211,26 @@ impl SessionActor {
             }
         }
         self.metrics.live_sessions.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl SessionActor {
+    /// Persist the turn clock when it moved (once per window, and when it
+    /// stops or runs on), so a restart counts the downtime against a turn.
+    async fn persist_turn_clock(&mut self) {
+        if !self.turn.is_limited() {
+            return;
+        }
+        let now = self.turn.to_json();
+        if now == self.persisted_turn {
+            return;
+        }
+        let Some(value) = now.clone() else { return };
+        let op = WriteOp::SessionState { session_id: self.id.clone(), key: SessionStateKey::TurnClock, value };
+        match self.writer.write(WriteBatch { ops: vec![op] }).await {
+            Ok(()) => self.persisted_turn = now,
+            Err(e) => tracing::warn!(session = %self.id, error = %e, "the turn clock could not be persisted"),
+        }
     }
 }
 

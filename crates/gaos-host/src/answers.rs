@@ -91,6 +91,7 @@ impl AnswerCache {
     }
 
     /// Every answer of `kind` held in memory.
+    #[cfg(test)]
     pub(crate) fn of_kind(&self, kind: AnswerKind) -> impl Iterator<Item = &StoredAnswer> {
         self.answers.values().filter(move |a| a.kind == kind)
     }

@@ -229,8 +229,9 @@ pub(crate) fn parse_create(
     bounds: &LeaseBounds,
 ) -> Result<SessionConfig, HostError> {
     let map = body.as_object().ok_or_else(|| bad("the create body must be a JSON object"))?;
-    const KNOWN: [&str; 14] = [
+    const KNOWN: [&str; 15] = [
         "game",
+        "requestId",
         "sessionId",
         "levelId",
         "levelVersion",

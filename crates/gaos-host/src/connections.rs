@@ -202,10 +202,60 @@ impl Activity {
 }
 
 /// A client socket that tells its [`Activity`] when bytes arrive (the
-/// request-head timer starts at the first byte of a head).
+/// request-head timer starts at the first byte of a head), and gives the
+/// errors hyper answers by itself a JSON body ([`json_error_head`]).
 struct Watched {
     inner: tokio::net::TcpStream,
     activity: Arc<Activity>,
+    /// Bytes accepted from hyper and not yet on the socket (a rewritten
+    /// error response).
+    pending: Vec<u8>,
+}
+
+impl Watched {
+    /// Write what is pending; `Ready(Ok)` once nothing is.
+    fn drain(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        use tokio::io::AsyncWrite as _;
+        while !self.pending.is_empty() {
+            match Pin::new(&mut self.inner).poll_write(cx, &self.pending) {
+                Poll::Ready(Ok(0)) => return Poll::Ready(Err(std::io::ErrorKind::WriteZero.into())),
+                Poll::Ready(Ok(n)) => drop(self.pending.drain(..n)),
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// hyper answers a request it cannot parse (a URI over its limit: 414, a
+/// head too large: 431, a malformed head: 400) by itself, before the
+/// router, with an empty body. Such a response is the only one the host
+/// sends without a content type (every answer of the router carries one),
+/// so it is recognized by its head and given the host's JSON error body.
+fn json_error_head(head: &[u8]) -> Option<Vec<u8>> {
+    let text = std::str::from_utf8(head).ok()?;
+    let status: u16 = text.strip_prefix("HTTP/1.1 ")?.get(..3)?.parse().ok()?;
+    let lower = text.to_ascii_lowercase();
+    if status < 400 || !lower.ends_with("\r\n\r\n") || !lower.contains("\r\ncontent-length: 0\r\n") {
+        return None;
+    }
+    if lower.contains("\r\ncontent-type:") {
+        return None;
+    }
+    let status = axum::http::StatusCode::from_u16(status).ok()?;
+    let message = format!("{} (refused before routing)", status.canonical_reason().unwrap_or("error"));
+    let body = crate::error::HostError::new(status, &crate::http::error_code_for(status), message).body();
+    let body = gaos_json::canonical_json(&body);
+    let at = lower.find("\r\ncontent-length: 0\r\n")?;
+    let end = at + "\r\ncontent-length: 0\r\n".len();
+    let mut out = text.as_bytes()[..at].to_vec();
+    out.extend_from_slice(
+        format!("\r\ncontent-type: application/json\r\ncontent-length: {}\r\n", body.len()).as_bytes(),
+    );
+    out.extend_from_slice(&text.as_bytes()[end..]);
+    out.extend_from_slice(body.as_bytes());
+    Some(out)
 }
 
 impl tokio::io::AsyncRead for Watched {
@@ -225,14 +275,25 @@ impl tokio::io::AsyncRead for Watched {
 
 impl tokio::io::AsyncWrite for Watched {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        std::task::ready!(self.drain(cx))?;
+        if let Some(rewritten) = json_error_head(buf) {
+            self.pending = rewritten;
+            // Accepted: the bytes go out on this drain or the next flush.
+            if let Poll::Ready(Err(e)) = self.drain(cx) {
+                return Poll::Ready(Err(e));
+            }
+            return Poll::Ready(Ok(buf.len()));
+        }
         Pin::new(&mut self.inner).poll_write(cx, buf)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        std::task::ready!(self.drain(cx))?;
         Pin::new(&mut self.inner).poll_flush(cx)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        std::task::ready!(self.drain(cx))?;
         Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 
@@ -241,6 +302,16 @@ impl tokio::io::AsyncWrite for Watched {
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
+        std::task::ready!(self.drain(cx))?;
+        // A lone head is looked at like a plain write (hyper's own errors
+        // have no body).
+        let mut non_empty = bufs.iter().filter(|b| !b.is_empty());
+        if let (Some(only), None) = (non_empty.next(), non_empty.next())
+            && json_error_head(only).is_some()
+        {
+            let only: &[u8] = only;
+            return self.poll_write(cx, only);
+        }
         Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
     }
 
@@ -280,7 +351,7 @@ impl Connection {
         // connection waits for its next request, which would make the idle
         // timeout the header timeout; the timers below tell the two apart.
         builder.timer(TokioTimer::new()).header_read_timeout(None).keep_alive(true);
-        let io = TokioIo::new(Watched { inner: stream, activity: Arc::clone(&activity) });
+        let io = TokioIo::new(Watched { inner: stream, activity: Arc::clone(&activity), pending: Vec::new() });
         let connection = builder.serve_connection(io, service).with_upgrades();
         tokio::pin!(connection);
         let mut closing = false;

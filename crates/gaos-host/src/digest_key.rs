@@ -1,5 +1,6 @@
-//! The per-session digest key: a 32-byte random secret generated at create,
-//! stored with the session's state (`SessionStateKey::DigestKey`) and never
+//! The per-session digest key: a 32-byte secret derived from the host key
+//! and the session id (`host_key.rs`; sessions from before that keep the
+//! random key stored in their state), never stored by new sessions and never
 //! sent in any answer, transcript, replay or metric.
 //!
 //! Why keyed: an attach receipt's `stateDigest` used to be SHA-256 over every
@@ -29,12 +30,15 @@ impl std::fmt::Debug for DigestKey {
 }
 
 impl DigestKey {
-    /// A fresh random key (create, or a stored session that predates keys).
+    /// A fresh random key (tests; the host derives keys from its host key).
+    #[cfg(test)]
     pub(crate) fn generate() -> Self {
         DigestKey(rand::random())
     }
 
-    /// The key as stored (lowercase hex).
+    /// The key as lowercase hex (tests; sessions stored before the host key
+    /// hold theirs so, and [`DigestKey::from_hex`] still reads them).
+    #[cfg(test)]
     pub(crate) fn to_hex(&self) -> String {
         hex_encode(&self.0)
     }
@@ -52,6 +56,16 @@ impl DigestKey {
         Some(DigestKey(key))
     }
 
+    /// A key derived elsewhere (the host key, `host_key.rs`).
+    pub(crate) fn from_bytes(bytes: [u8; 32]) -> Self {
+        DigestKey(bytes)
+    }
+
+    /// The raw bytes (to read a hex file with [`DigestKey::from_hex`]).
+    pub(crate) fn bytes(&self) -> [u8; 32] {
+        self.0
+    }
+
     /// Lowercase hex HMAC-SHA256 of `message` under this key.
     pub(crate) fn mac_hex(&self, message: &[u8]) -> String {
         hex_encode(&hmac_sha256(&self.0, message))
@@ -59,7 +73,7 @@ impl DigestKey {
 }
 
 /// HMAC-SHA256 (RFC 2104) written over sha2, so the host needs no other crate.
-fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
+pub(crate) fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
     let mut block = [0u8; BLOCK];
     if key.len() > BLOCK {
         block[..32].copy_from_slice(&Sha256::digest(key));

@@ -74,6 +74,9 @@ pub async fn open_local_host(dir: &Path, options: HostOptions) -> Result<Host, H
     let (writer, reader) = crate::storage::sqlite::open(&path)
         .map_err(|e| HostError::unavailable(format!("cannot open {}: {e}", path.display())))?;
     let token = crate::auth::new_token("gaos_op_");
+    // The directory's host key, so stored answers unseal after a reopen.
+    let host_key = crate::host_key::HostKey::load_or_create(dir).map_err(HostError::unavailable)?;
+    let options = HostOptions { host_key, ..options };
     let (host, _report) = Host::open(Box::new(writer), Arc::new(reader), &token, options).await?;
     Ok(host)
 }

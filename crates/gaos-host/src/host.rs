@@ -15,9 +15,9 @@ use crate::answers::Answer;
 use crate::auth::{Caller, Credentials, new_token, token_hash};
 use crate::clock::HostClock;
 use crate::config::{LeaseBounds, SessionConfig, parse_create};
-use crate::digest_key::DigestKey;
 use crate::envelope::{EXT_CREDENTIALS, EXT_LEASE, EXT_POLICY};
 use crate::error::HostError;
+use crate::host_key::HostKey;
 use crate::lease::{LeaseBook, LeaseOp, Presented};
 use crate::metrics::Metrics;
 use crate::storage::writer::Writer;
@@ -26,6 +26,11 @@ use crate::storage::{
     StoreWriter, WriteBatch, WriteOp,
 };
 use crate::wire;
+
+mod create_request;
+mod digest_keys;
+use create_request::CreateRequest;
+use digest_keys::digest_key_marker;
 
 /// Host-wide settings.
 #[derive(Debug, Clone)]
@@ -39,14 +44,30 @@ pub struct HostOptions {
     pub lease_bounds: LeaseBounds,
     /// `--test-clock`: an operator route may move the host clock forward.
     pub test_clock: bool,
+    /// `--max-command-bytes`: the largest command (canonical JSON) a seat
+    /// may submit; larger ones are `413 command_too_large`.
+    pub max_command_bytes: usize,
+    /// The secret the stored answers' tokens and the digest keys derive
+    /// from (`host_key.rs`); `gaos serve` reads it from `DIR/host-key`.
+    pub host_key: HostKey,
 }
 
 impl HostOptions {
     /// Default settings for a host serving the games of `registry`.
     pub fn new(registry: GameRegistry) -> Self {
-        HostOptions { registry, node_id: "local".into(), lease_bounds: LeaseBounds::default(), test_clock: false }
+        HostOptions {
+            registry,
+            node_id: "local".into(),
+            lease_bounds: LeaseBounds::default(),
+            test_clock: false,
+            max_command_bytes: DEFAULT_MAX_COMMAND_BYTES,
+            host_key: HostKey::default(),
+        }
     }
 }
+
+/// The default of `--max-command-bytes` (16 KiB).
+pub const DEFAULT_MAX_COMMAND_BYTES: usize = 16 * 1024;
 
 type Slot = Arc<OnceCell<ActorHandle>>;
 
@@ -59,6 +80,11 @@ struct HostInner {
     options: HostOptions,
     clock: Arc<HostClock>,
     reconcile: std::sync::Mutex<Value>,
+    /// Serializes creates that carry a requestId.
+    creates: tokio::sync::Mutex<()>,
+    /// Revoked sessions met at load, with their reason: answered from here,
+    /// without reading the store again.
+    revoked: std::sync::RwLock<HashMap<String, String>>,
 }
 
 /// What happened to stored sessions at start (restart reconciliation).
@@ -143,6 +169,8 @@ impl Host {
                 options,
                 clock,
                 reconcile: std::sync::Mutex::new(Value::Null),
+                creates: tokio::sync::Mutex::new(()),
+                revoked: std::sync::RwLock::new(HashMap::new()),
             }),
         };
         let active = {
@@ -230,36 +258,78 @@ impl Host {
     }
 
     /// The actor of session `id`, rehydrating it from the store on first use.
+    /// An id that is not a live session costs nothing that stays: a
+    /// failed load leaves no entry in the session map, and a revoked
+    /// session is answered from a small map without reading the store.
     pub(crate) async fn session(&self, id: &str) -> Result<ActorHandle, HostError> {
         let existing = self.sessions_read().get(id).cloned();
         let slot = match existing {
             Some(slot) => slot,
-            None => Arc::clone(self.sessions_write().entry(id.to_owned()).or_default()),
+            None => {
+                if let Some(reason) = self.revoked_reason(id) {
+                    return Err(HostError::revoked(&reason));
+                }
+                let mut sessions = self.sessions_write();
+                let slot = Arc::clone(sessions.entry(id.to_owned()).or_default());
+                self.inner.metrics.set_session_slots(sessions.len());
+                slot
+            }
         };
-        slot.get_or_try_init(|| self.load(id)).await.cloned()
+        let loaded = slot.get_or_try_init(|| self.load(id)).await.cloned();
+        if loaded.is_err() {
+            let mut sessions = self.sessions_write();
+            if sessions.get(id).is_some_and(|s| Arc::ptr_eq(s, &slot) && !s.initialized()) {
+                sessions.remove(id);
+            }
+            self.inner.metrics.set_session_slots(sessions.len());
+        }
+        loaded
+    }
+
+    fn revoked_reason(&self, id: &str) -> Option<String> {
+        self.inner.revoked.read().unwrap_or_else(std::sync::PoisonError::into_inner).get(id).cloned()
     }
 
     async fn load(&self, id: &str) -> Result<ActorHandle, HostError> {
         let reader = Arc::clone(&self.inner.reader);
         let owned = id.to_owned();
-        let (record, events, answers, state) = blocking(move || {
+        let metrics = Arc::clone(&self.inner.metrics);
+        // The record and state first: a revoked session's events are never read.
+        let (record, state) = blocking(move || {
             let Some(record) = reader.load_session(&owned)? else { return Ok(None) };
-            let events = reader.load_events(&owned)?;
-            let answers = reader.load_answers(&owned)?;
             let state = reader.load_session_state(&owned)?;
-            Ok(Some((record, events, answers, state)))
+            Ok(Some((record, state)))
         })
         .await?
         .ok_or_else(|| HostError::unknown_session(id))?;
+        metrics.add_store_loads(1, 0);
         let leases = match state.iter().find(|(k, _)| *k == SessionStateKey::Leases) {
             Some((_, text)) => LeaseBook::from_json(text)
                 .map_err(|e| HostError::internal(format!("stored lease state of {id} is unreadable: {e}")))?,
             None => LeaseBook::default(),
         };
         if record.status == SessionStatus::Revoked {
-            return Err(HostError::revoked(leases.revoked.as_deref().unwrap_or("revoked")));
+            let reason = leases.revoked.clone().unwrap_or_else(|| "revoked".into());
+            self.inner
+                .revoked
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(id.to_owned(), reason.clone());
+            return Err(HostError::revoked(&reason));
         }
+        let reader = Arc::clone(&self.inner.reader);
+        let owned = id.to_owned();
+        let (events, answers) =
+            blocking(move || Ok((reader.load_events(&owned)?, reader.load_answers(&owned)?))).await?;
+        metrics.add_store_loads(0, events.len() as u64);
         let digest_key = self.stored_digest_key(id, &state).await?;
+        let pinned_controller = match state.iter().find(|(k, _)| *k == SessionStateKey::Controller) {
+            Some((_, text)) => Some(
+                gaos_json::parse(text)
+                    .map_err(|e| HostError::internal(format!("the stored controller pin of {id} is not JSON: {e}")))?,
+            ),
+            None => None,
+        };
         let config_value = gaos_json::parse(&record.config)
             .map_err(|e| HostError::internal(format!("stored config of {id} is not JSON: {e}")))?;
         let config = SessionConfig::from_value(&config_value)
@@ -294,25 +364,10 @@ impl Host {
             clock: Arc::clone(&self.inner.clock),
             lease_bounds: self.inner.options.lease_bounds,
             digest_key,
+            host_key: self.inner.options.host_key.clone(),
+            pinned_controller,
+            turn_clock: state.iter().find(|(k, _)| *k == SessionStateKey::TurnClock).map(|(_, v)| v.clone()),
         }))
-    }
-
-    /// The session's stored digest key. A session stored before keys existed
-    /// gets one now, made durable before any receipt uses it (its earlier
-    /// receipts keep their unkeyed digests; receipts are opaque strings).
-    async fn stored_digest_key(&self, id: &str, state: &[(SessionStateKey, String)]) -> Result<DigestKey, HostError> {
-        if let Some((_, text)) = state.iter().find(|(k, _)| *k == SessionStateKey::DigestKey) {
-            return DigestKey::from_hex(text)
-                .ok_or_else(|| HostError::internal(format!("the stored digest key of {id} is unreadable")));
-        }
-        let key = DigestKey::generate();
-        let ops = vec![WriteOp::SessionState {
-            session_id: id.to_owned(),
-            key: SessionStateKey::DigestKey,
-            value: key.to_hex(),
-        }];
-        self.inner.writer.write(WriteBatch { ops }).await.map_err(store_error)?;
-        Ok(key)
     }
 
     fn require_operator(caller: &Caller) -> Result<(), HostError> {
@@ -341,6 +396,18 @@ impl Host {
     /// `POST /v1/sessions`.
     pub async fn create(&self, caller: &Caller, body: Value) -> Result<Answer, HostError> {
         Self::require_operator(caller)?;
+        // With a requestId, creates run one at a time, so a retry racing its
+        // original cannot make a second session (create_request.rs).
+        let request = CreateRequest::read(&body)?;
+        let _serial = match &request {
+            Some(_) => Some(self.inner.creates.lock().await),
+            None => None,
+        };
+        if let Some(request) = &request
+            && let Some(answer) = self.replay_create(request).await?
+        {
+            return Ok(answer);
+        }
         let game_id = body
             .get("game")
             .and_then(Value::as_str)
@@ -381,7 +448,10 @@ impl Host {
         }));
         // The creator seat's claim.
         let mut leases = LeaseBook::default();
-        let lease_token = new_token("gaos_lease_");
+        // The create answer's tokens derive from the host key, so a stored
+        // copy of the answer needs none of them (host_key.rs).
+        let host_key = &self.inner.options.host_key;
+        let lease_token = host_key.create_token("gaos_lease_", &session_id, "");
         let holder = config
             .policy
             .get("controller")
@@ -400,12 +470,8 @@ impl Host {
         });
         // The receipt digests' key, drawn here and stored with the session so
         // receipts stay stable across restarts; it never leaves the host.
-        let digest_key = DigestKey::generate();
-        batch.push(WriteOp::SessionState {
-            session_id: session_id.clone(),
-            key: SessionStateKey::DigestKey,
-            value: digest_key.to_hex(),
-        });
+        let digest_key = host_key.digest_key(&session_id);
+        batch.push(digest_key_marker(&session_id));
         let lease_ext = wire::LeaseExtension {
             token: Some(lease_token),
             epoch: granted.epoch,
@@ -415,7 +481,7 @@ impl Host {
         let mut seat_tokens = std::collections::BTreeMap::new();
         let mut records = Vec::new();
         for seat in &config.seats {
-            let token = new_token("gaos_seat_");
+            let token = host_key.create_token("gaos_seat_", &session_id, seat);
             records.push(CredentialRecord {
                 token_hash: token_hash(&token),
                 session_id: session_id.clone(),
@@ -425,7 +491,7 @@ impl Host {
             });
             seat_tokens.insert(seat.clone(), token);
         }
-        let spectator = new_token("gaos_spec_");
+        let spectator = host_key.create_token("gaos_spec_", &session_id, "");
         records.push(CredentialRecord {
             token_hash: token_hash(&spectator),
             session_id: session_id.clone(),
@@ -436,11 +502,17 @@ impl Host {
         for record in &records {
             batch.push(WriteOp::Credential(record.clone()));
         }
+        let mut ext = Map::new();
+        ext.insert(EXT_CREDENTIALS.into(), wire::value(&wire::Credentials { seats: seat_tokens, spectator }));
+        ext.insert(EXT_POLICY.into(), wire::value(&wire::PolicyExtension { digest: config.policy().digest() }));
+        ext.insert(EXT_LEASE.into(), wire::value(&lease_ext));
+        if let Some(request) = &request {
+            batch.push(request.request_row(&session_id, &ext));
+        }
         self.inner.writer.write(batch).await.map_err(store_error)?;
         for record in records {
             self.inner.credentials.insert(record);
         }
-        let policy_digest = config.policy().digest();
         let handle = SessionActor::spawn(ActorInit {
             config,
             game,
@@ -454,18 +526,23 @@ impl Host {
             clock: Arc::clone(&self.inner.clock),
             lease_bounds: bounds,
             digest_key,
+            host_key: self.inner.options.host_key.clone(),
+            pinned_controller: None,
+            turn_clock: None,
         });
         {
             let slot: Slot = Arc::new(OnceCell::new());
             let _ = slot.set(handle.clone());
-            self.sessions_write().insert(session_id.clone(), slot);
+            let mut sessions = self.sessions_write();
+            sessions.insert(session_id.clone(), slot);
+            self.inner.metrics.set_session_slots(sessions.len());
         }
         tracing::info!(session = %session_id, game = %game_id, "session created");
-        let mut ext = Map::new();
-        ext.insert(EXT_CREDENTIALS.into(), wire::value(&wire::Credentials { seats: seat_tokens, spectator }));
-        ext.insert(EXT_POLICY.into(), wire::value(&wire::PolicyExtension { digest: policy_digest }));
-        ext.insert(EXT_LEASE.into(), wire::value(&lease_ext));
-        handle.ask(|reply| Command::CreatorEnvelope { extensions: ext, reply }).await
+        let answer = handle.ask(|reply| Command::CreatorEnvelope { extensions: ext, reply }).await?;
+        if let Some(request) = &request {
+            self.store_create_answer(request, &session_id, &answer).await?;
+        }
+        Ok(answer)
     }
 
     /// \[P\] An operator may name the session it creates (`sessionId`, e.g.
@@ -503,6 +580,18 @@ impl Host {
     /// `POST /v1/sessions/{id}/actions`.
     pub async fn act(&self, caller: &Caller, id: &str, presented: Presented, body: Value) -> Result<Answer, HostError> {
         let seat = Self::require_seat(caller, id)?.to_owned();
+        // Commands are stored verbatim (intent, event, answer): bound them
+        // before anything is queued.
+        let limit = self.inner.options.max_command_bytes;
+        if let Some(command) = body.get("command")
+            && gaos_json::canonical_json(command).len() > limit
+        {
+            return Err(HostError::new(
+                axum::http::StatusCode::PAYLOAD_TOO_LARGE,
+                "command_too_large",
+                format!("a command may be at most {limit} bytes of canonical JSON (this host's --max-command-bytes)"),
+            ));
+        }
         let handle = self.session(id).await?;
         handle.ask(|reply| Command::Act { seat, presented, body, reply }).await
     }
@@ -602,7 +691,9 @@ impl Host {
         // requests are done, and later calls rehydrate it from the store.
         // Long benchmark runs would otherwise keep every episode loaded.
         if answer.status == 200 {
-            self.sessions_write().remove(id);
+            let mut sessions = self.sessions_write();
+            sessions.remove(id);
+            self.inner.metrics.set_session_slots(sessions.len());
         }
         Ok(answer)
     }

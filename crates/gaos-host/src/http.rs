@@ -6,8 +6,12 @@
 //! lease, JSON bodies) and return `Result<Response, HostError>`; `response`
 //! turns answers and errors into responses, once.
 
+mod bodies;
 mod extract;
+mod json_errors;
 mod response;
+
+pub(crate) use json_errors::{code_for as error_code_for, json_errors};
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -15,13 +19,13 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use futures_util::Stream;
-use gaos_json::Value;
+use gaos_json::{Map, Value};
 use tokio::sync::broadcast;
 
 use crate::actor::StreamItem;
@@ -41,13 +45,9 @@ async fn create(State(host): State<Host>, caller: Caller, JsonBody(body): JsonBo
     Ok(host.create(&caller, body).await?.into_response())
 }
 
-#[derive(serde::Deserialize)]
-struct ListQuery {
-    status: Option<String>,
-}
-
-async fn list(State(host): State<Host>, Query(q): Query<ListQuery>, caller: Caller) -> Answered {
-    let status = match q.status.as_deref() {
+async fn list(State(host): State<Host>, RawQuery(q): RawQuery, caller: Caller) -> Answered {
+    let q = bodies::query(q.as_deref(), &["status"])?;
+    let status = match q.get("status").map(String::as_str) {
         None => None,
         Some(s) => Some(
             SessionStatus::parse(s)
@@ -90,17 +90,19 @@ async fn finalize(
     Ok(host.finalize(&caller, &id, body).await?.into_response())
 }
 
-async fn reissue(State(host): State<Host>, Path((id, seat)): Path<(String, String)>, caller: Caller) -> Answered {
+async fn reissue(
+    State(host): State<Host>,
+    Path((id, seat)): Path<(String, String)>,
+    caller: Caller,
+    OptionalJsonBody(body): OptionalJsonBody,
+) -> Answered {
+    bodies::object_with(&body, "seat token", &[])?;
     Ok(json_response(StatusCode::OK, &host.reissue_seat_token(&caller, &id, &seat).await?))
 }
 
-#[derive(serde::Deserialize)]
-struct AfterQuery {
-    after: Option<String>,
-}
-
-fn parse_after(q: &AfterQuery) -> Result<Option<u64>, HostError> {
-    match &q.after {
+/// The `?after=N` of snapshot and stream, the one parameter they take.
+fn parse_after(raw: Option<&str>) -> Result<Option<u64>, HostError> {
+    match bodies::query(raw, &["after"])?.get("after") {
         None => Ok(None),
         Some(text) => text
             .parse::<u64>()
@@ -109,13 +111,8 @@ fn parse_after(q: &AfterQuery) -> Result<Option<u64>, HostError> {
     }
 }
 
-async fn snapshot(
-    State(host): State<Host>,
-    Path(id): Path<String>,
-    Query(q): Query<AfterQuery>,
-    caller: Caller,
-) -> Answered {
-    let after = parse_after(&q)?;
+async fn snapshot(State(host): State<Host>, Path(id): Path<String>, RawQuery(q): RawQuery, caller: Caller) -> Answered {
+    let after = parse_after(q.as_deref())?;
     Ok(host.snapshot(&caller, &id, after).await?.into_response())
 }
 
@@ -143,13 +140,8 @@ struct StreamState {
     done: bool,
 }
 
-async fn stream(
-    State(host): State<Host>,
-    Path(id): Path<String>,
-    Query(q): Query<AfterQuery>,
-    caller: Caller,
-) -> Answered {
-    let after = parse_after(&q)?;
+async fn stream(State(host): State<Host>, Path(id): Path<String>, RawQuery(q): RawQuery, caller: Caller) -> Answered {
+    let after = parse_after(q.as_deref())?;
     let subscription = host.subscribe(&caller, &id, after).await?;
     host.metrics().open_streams.fetch_add(1, Ordering::Relaxed);
     let state = StreamState {
@@ -183,40 +175,38 @@ fn sse(events: impl Stream<Item = Result<Event, Infallible>> + Send + 'static) -
     Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))).into_response()
 }
 
-fn reason_of(body: &Value, default: &str) -> Result<String, HostError> {
-    match body.get("reason") {
-        None => Ok(default.to_owned()),
-        Some(Value::String(r)) if !r.trim().is_empty() && r.len() <= 1024 => Ok(r.clone()),
-        Some(_) => Err(HostError::invalid_request("reason must be a non-empty string of at most 1024 bytes")),
-    }
-}
-
-/// A lease route with the route's own [`LeaseOp`].
-async fn lease_route(host: &Host, call: LeaseCall, op: LeaseOp) -> Answered {
-    let seat = call.body.get("seat").and_then(Value::as_str).map(str::to_owned);
+/// A lease route with the route's own [`LeaseOp`], its body checked first:
+/// the fields of the route and `seat` (the seat an operator names; only a
+/// pause is the operator's to make, the others then answer 403).
+async fn lease_route(
+    host: &Host,
+    call: LeaseCall,
+    fields: &[&str],
+    op: impl FnOnce(&Map) -> Result<LeaseOp, HostError>,
+) -> Answered {
+    let map = bodies::object_with(&call.body, "lease route", fields)?;
+    let (op, seat) = (op(map)?, bodies::seat(map)?);
     Ok(host.lease(&call.caller, &call.id, call.presented, op, seat).await?.into_response())
 }
 
 async fn renew(State(host): State<Host>, call: LeaseCall) -> Answered {
-    lease_route(&host, call, LeaseOp::Renew).await
+    lease_route(&host, call, &["seat"], |_| Ok(LeaseOp::Renew)).await
 }
 
 async fn heartbeat(State(host): State<Host>, call: LeaseCall) -> Answered {
-    lease_route(&host, call, LeaseOp::Heartbeat).await
+    lease_route(&host, call, &["seat"], |_| Ok(LeaseOp::Heartbeat)).await
 }
 
 async fn pause(State(host): State<Host>, call: LeaseCall) -> Answered {
-    let op = LeaseOp::Pause(reason_of(&call.body, "paused")?);
-    lease_route(&host, call, op).await
+    lease_route(&host, call, &["reason", "seat"], |m| Ok(LeaseOp::Pause(bodies::reason(m, "paused")?))).await
 }
 
 async fn resume(State(host): State<Host>, call: LeaseCall) -> Answered {
-    lease_route(&host, call, LeaseOp::Resume).await
+    lease_route(&host, call, &["seat"], |_| Ok(LeaseOp::Resume)).await
 }
 
 async fn stop(State(host): State<Host>, call: LeaseCall) -> Answered {
-    let op = LeaseOp::Stop(reason_of(&call.body, "stopped")?);
-    lease_route(&host, call, op).await
+    lease_route(&host, call, &["reason", "seat"], |m| Ok(LeaseOp::Stop(bodies::reason(m, "stopped")?))).await
 }
 
 async fn lease_info(
@@ -234,7 +224,7 @@ async fn emergency_stop(
     caller: Caller,
     OptionalJsonBody(body): OptionalJsonBody,
 ) -> Answered {
-    let reason = reason_of(&body, "emergency_stop")?;
+    let reason = bodies::reason(bodies::object_with(&body, "emergency-stop", &["reason"])?, "emergency_stop")?;
     Ok(host.emergency_stop(&caller, &id, reason).await?.into_response())
 }
 
@@ -249,10 +239,11 @@ async fn reconcile(State(host): State<Host>, caller: Caller) -> Answered {
 
 /// `POST /v1/admin/clock` with `{"advanceMs": N}`.
 async fn advance_clock(State(host): State<Host>, caller: Caller, JsonBody(body): JsonBody) -> Answered {
-    let ms = body
+    let ms = bodies::object_with(&body, "admin/clock", &["advanceMs"])?
         .get("advanceMs")
         .and_then(Value::as_i64)
-        .ok_or_else(|| HostError::invalid_request("body must be {\"advanceMs\": N}"))?;
+        .filter(|ms| *ms >= 0)
+        .ok_or_else(|| HostError::invalid_request("body must be {\"advanceMs\": N} with N >= 0"))?;
     Ok(json_response(StatusCode::OK, &host.advance_clock(&caller, ms).await?))
 }
 
@@ -312,8 +303,10 @@ pub fn router(host: Host) -> Router {
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
         .route("/openapi.json", get(openapi))
+        .route_layer(axum::middleware::from_fn(bodies::no_stray_query))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn(json_errors))
         .layer(axum::middleware::from_fn_with_state(host.clone(), count_requests))
         .with_state(host)
 }

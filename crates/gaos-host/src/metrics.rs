@@ -15,6 +15,12 @@ pub struct Metrics {
     pub committed_transitions: AtomicU64,
     pub open_streams: AtomicU64,
     pub http_requests: AtomicU64,
+    /// Entries of the host's session map (live or loading).
+    session_slots: AtomicU64,
+    /// Sessions read from the store (record and state).
+    store_session_loads: AtomicU64,
+    /// Event rows read from the store (rehydrates).
+    store_event_rows: AtomicU64,
     persist_buckets: [AtomicU64; BUCKETS.len()],
     persist_count: AtomicU64,
     persist_sum_micros: AtomicU64,
@@ -39,6 +45,15 @@ impl Metrics {
         self.grouped_batches.fetch_add(batches as u64, Ordering::Relaxed);
     }
 
+    pub fn set_session_slots(&self, n: usize) {
+        self.session_slots.store(n as u64, Ordering::Relaxed);
+    }
+
+    pub fn add_store_loads(&self, sessions: u64, event_rows: u64) {
+        self.store_session_loads.fetch_add(sessions, Ordering::Relaxed);
+        self.store_event_rows.fetch_add(event_rows, Ordering::Relaxed);
+    }
+
     pub fn add_transitions(&self, n: u64) {
         self.committed_transitions.fetch_add(n, Ordering::Relaxed);
     }
@@ -55,6 +70,27 @@ impl Metrics {
             "Sessions with a live actor.",
             "gauge",
             self.live_sessions.load(Ordering::Relaxed),
+        );
+        gauge(
+            &mut out,
+            "gaos_session_slots",
+            "Entries of the session map (live or loading sessions).",
+            "gauge",
+            self.session_slots.load(Ordering::Relaxed),
+        );
+        gauge(
+            &mut out,
+            "gaos_store_session_loads_total",
+            "Sessions read from the store (record and state).",
+            "counter",
+            self.store_session_loads.load(Ordering::Relaxed),
+        );
+        gauge(
+            &mut out,
+            "gaos_store_event_rows_total",
+            "Event rows read from the store to rehydrate sessions.",
+            "counter",
+            self.store_event_rows.load(Ordering::Relaxed),
         );
         gauge(
             &mut out,

@@ -115,6 +115,34 @@ impl TurnClock {
         self.frozen = None;
     }
 
+    /// The clock's state as persisted (`session_state` `turnClock`): the
+    /// deadline as wall-clock milliseconds, so a restart counts the
+    /// downtime against the turn; `None` when nothing runs or is stopped.
+    pub(crate) fn to_json(&self) -> Option<String> {
+        let (cursor, field, ms) = match (self.deadline, self.frozen) {
+            (Some((cursor, at)), _) => (cursor, "deadlineAt", at),
+            (None, Some((cursor, left))) => (cursor, "leftMs", left),
+            (None, None) => return None,
+        };
+        Some(format!("{{\"cursor\":{cursor},\"{field}\":{ms}}}"))
+    }
+
+    /// Take up a persisted state for the window at `cursor` (a state of
+    /// another window, or an unreadable one, is dropped: that window's turn
+    /// starts afresh).
+    pub(crate) fn restore(&mut self, text: &str, cursor: u64) {
+        let Ok(value) = gaos_json::parse(text) else { return };
+        if value.get("cursor").and_then(gaos_json::Value::as_u64) != Some(cursor) {
+            return;
+        }
+        let field = |k: &str| value.get(k).and_then(gaos_json::Value::as_i64);
+        if let Some(at) = field("deadlineAt") {
+            self.deadline = Some((cursor, at));
+        } else if let Some(left) = field("leftMs") {
+            self.frozen = Some((cursor, left));
+        }
+    }
+
     /// The cursor whose turn ran out by `now`, taking the deadline.
     pub(crate) fn take_expired(&mut self, now: i64) -> Option<u64> {
         let (cursor, at) = self.deadline?;
@@ -209,6 +237,28 @@ mod tests {
         assert_eq!(turn.deadline_at(), Some(10_000));
         turn.stop();
         assert_eq!((turn.deadline_at(), turn.take_expired(20_000)), (None, None));
+    }
+
+    #[test]
+    fn a_persisted_turn_clock_is_taken_up_for_its_own_window_only() {
+        let mut turn = TurnClock::new(Some(1_000));
+        assert_eq!(turn.to_json(), None);
+        turn.arm(3, 5_000, None);
+        let running = turn.to_json().expect("running");
+        assert_eq!(running, r#"{"cursor":3,"deadlineAt":6000}"#);
+        let mut restored = TurnClock::new(Some(1_000));
+        restored.restore(&running, 3);
+        restored.arm(3, 9_000, None);
+        assert_eq!(restored.deadline_at(), Some(6_000), "the downtime counted: the deadline passed");
+        let mut other = TurnClock::new(Some(1_000));
+        other.restore(&running, 4);
+        other.arm(4, 9_000, None);
+        assert_eq!(other.deadline_at(), Some(10_000), "another window starts afresh");
+        turn.arm(3, 5_400, Some(5_300));
+        let mut stopped = TurnClock::new(Some(1_000));
+        stopped.restore(&turn.to_json().expect("stopped"), 3);
+        stopped.arm(3, 20_000, None);
+        assert_eq!(stopped.deadline_at(), Some(20_700), "a stopped clock keeps its time left");
     }
 
     #[test]

@@ -35,14 +35,25 @@ pub async fn serve_with_routes(
     extra: impl FnOnce(&Host, std::net::SocketAddr) -> axum::Router,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), String> {
-    std::fs::create_dir_all(&options.data_dir)
-        .map_err(|e| format!("cannot create the data directory {}: {e}", options.data_dir.display()))?;
+    // The lock comes first: nothing in the directory is read while another
+    // host may own it. It is held until serving ends.
+    let lock = crate::data_dir::open_and_lock(&options.data_dir)?;
     let (token, source) = operator_token(&options.data_dir)
         .map_err(|e| format!("cannot read or create the operator token in {}: {e}", options.data_dir.display()))?;
     let db_path = options.data_dir.join("gaos.sqlite3");
+    // Owner-only before SQLite opens it (its -wal and -shm take the same
+    // mode); files from before this rule are tightened.
+    crate::data_dir::prepare_private_file(&db_path)
+        .map_err(|e| format!("cannot create {} (mode 0600): {e}", db_path.display()))?;
+    for suffix in ["-wal", "-shm"] {
+        let side = options.data_dir.join(format!("gaos.sqlite3{suffix}"));
+        crate::data_dir::tighten_if_present(&side).map_err(|e| format!("cannot make {} 0600: {e}", side.display()))?;
+    }
     let (writer, reader) =
         crate::storage::sqlite::open(&db_path).map_err(|e| format!("cannot open {}: {e}", db_path.display()))?;
-    let (host, report) = Host::open(Box::new(writer), Arc::new(reader), &token, options.host.clone())
+    let host_key = crate::host_key::HostKey::load_or_create(&options.data_dir)?;
+    let host_options = HostOptions { host_key, ..options.host.clone() };
+    let (host, report) = Host::open(Box::new(writer), Arc::new(reader), &token, host_options)
         .await
         .map_err(|e| format!("cannot start the host: {e}"))?;
     for (id, why) in &report.failed {
@@ -53,7 +64,11 @@ pub async fn serve_with_routes(
         .map_err(|e| format!("cannot listen on {}: {e}", options.listen))?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
     println!("gaos serve: listening on http://{address}");
-    println!("gaos serve: data in {} (SQLite, WAL, synchronous=FULL)", db_path.display());
+    println!(
+        "gaos serve: data in {} (SQLite, WAL, synchronous=FULL; locked by {})",
+        db_path.display(),
+        lock.path().display()
+    );
     let limits = &options.limits;
     println!(
         "gaos serve: at most {} connections ({} streams); header timeout {} ms, body timeout {} ms, idle timeout {} ms",
@@ -77,6 +92,11 @@ pub async fn serve_with_routes(
     }
     use std::io::Write;
     let _ = std::io::stdout().flush();
-    let routes = crate::http::router(host.clone()).merge(extra(&host, address));
-    serve_bounded(listener, routes, options.limits, shutdown).await
+    // Errors of the mounted routes (the /mcp transport) are JSON too.
+    let routes = crate::http::router(host.clone())
+        .merge(extra(&host, address))
+        .layer(axum::middleware::from_fn(crate::http::json_errors));
+    let served = serve_bounded(listener, routes, options.limits, shutdown).await;
+    drop(lock);
+    served
 }

@@ -8,6 +8,7 @@ use crate::answers::{Answer, fingerprint, seat_key};
 use crate::auth::token_hash;
 use crate::envelope::{self, EXT_ATTACH, EXT_LEASE};
 use crate::error::{HostError, from_kernel};
+use crate::host_key::{seal, unseal_attach};
 use crate::lease::{LeaseError, Presented};
 use crate::receipts::{ReceiptFacts, ReceiptIssuer};
 use crate::storage::{AnswerKind, SessionStateKey, SessionStatus, WriteBatch, WriteOp};
@@ -56,7 +57,9 @@ impl SessionActor {
                 .ok()
                 .and_then(|b| b.get("binding").and_then(|x| x.get("revision")).and_then(Value::as_u64));
             if stored.request == request && stored_revision == Some(self.kernel.cursor()) {
-                return Ok(Answer::replayed(stored));
+                let body = unseal_attach(&stored.body, &self.host_key, &self.id, seat, &request_id)
+                    .map_err(HostError::internal)?;
+                return Ok(Answer { status: stored.status, body });
             }
             return Err(HostError::conflict(
                 "attach_request_reused",
@@ -98,7 +101,7 @@ impl SessionActor {
                 .and_then(Value::as_str)
                 .map(str::to_owned)
                 .unwrap_or_else(|| format!("attach:{request_id}"));
-            let token = crate::auth::new_token("gaos_lease_");
+            let token = self.host_key.attach_lease_token(&self.id, seat, &request_id);
             let granted = self.leases.claim(seat, &holder, &token_hash(&token), duration_ms, now)?;
             self.record_lease_events(granted.events).await?;
             self.arm_timers();
@@ -148,8 +151,10 @@ impl SessionActor {
             ext.insert(EXT_LEASE.into(), wire::value(&lease_ext));
         }
         result.insert("extensions".into(), Value::Object(ext));
-        let answer = Answer::json(200, &Value::Object(result));
-        let mut ops = vec![self.answer_op(AnswerKind::Attach, &key, &request, &answer), self.lease_op()];
+        let answer = Answer::json(200, &Value::Object(result.clone()));
+        // Stored without the lease token; an exact retry re-derives it.
+        let stored = Answer { status: answer.status, body: seal(&Value::Object(result.clone())) };
+        let mut ops = vec![self.answer_op(AnswerKind::Attach, &key, &request, &stored), self.lease_op()];
         if self.pinned_controller.is_none()
             && let Some(controller) = map.get("controller")
         {

@@ -112,9 +112,14 @@ pub enum SessionStateKey {
     Leases,
     /// The controller identity the first attach pinned (canonical JSON).
     Controller,
-    /// The session's digest key (hex), which keys the attach receipt's
-    /// digests (`crate::digest_key`). A host secret: never sent to anyone.
+    /// How the session's digest key (`crate::digest_key`) is had: the marker
+    /// `derived:v1` (derived from the host key, `crate::host_key`), or, for a
+    /// session stored before the host key, the key itself (hex). A host
+    /// secret: never sent to anyone.
     DigestKey,
+    /// The turn clock of a turns session with a deadline (`TurnClock`):
+    /// its window and wall-clock deadline (or time left while stopped).
+    TurnClock,
 }
 
 impl SessionStateKey {
@@ -123,6 +128,7 @@ impl SessionStateKey {
             SessionStateKey::Leases => "leases",
             SessionStateKey::Controller => "controller",
             SessionStateKey::DigestKey => "digestKey",
+            SessionStateKey::TurnClock => "turnClock",
         }
     }
 
@@ -131,6 +137,7 @@ impl SessionStateKey {
             "leases" => SessionStateKey::Leases,
             "controller" => SessionStateKey::Controller,
             "digestKey" => SessionStateKey::DigestKey,
+            "turnClock" => SessionStateKey::TurnClock,
             _ => return None,
         })
     }
@@ -155,6 +162,9 @@ pub enum AnswerKind {
     Attach,
     /// `POST .../finalize`, one per session.
     Finalize,
+    /// `POST /v1/sessions` with a `requestId`, keyed by it: the request row
+    /// (host level, empty session id) and the answer row (the session's).
+    Create,
 }
 
 impl AnswerKind {
@@ -163,6 +173,7 @@ impl AnswerKind {
             AnswerKind::Act => "act",
             AnswerKind::Attach => "attach",
             AnswerKind::Finalize => "finalize",
+            AnswerKind::Create => "create",
         }
     }
 
@@ -171,6 +182,7 @@ impl AnswerKind {
             "act" => AnswerKind::Act,
             "attach" => AnswerKind::Attach,
             "finalize" => AnswerKind::Finalize,
+            "create" => AnswerKind::Create,
             _ => return None,
         })
     }

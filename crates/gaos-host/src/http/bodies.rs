@@ -1,0 +1,150 @@
+//! Strict request shapes: every route's body and query are checked against
+//! their documented shape before anything happens, and a mismatch is
+//! `400 {"error","code":"invalid_request"}` with no side effect (issue 15,
+//! item 5). A route without fields takes no body, `{}` or an empty one;
+//! `[]`, `42`, `null` or `"x"` are never read as `{}`.
+
+use std::collections::BTreeMap;
+
+use axum::extract::{MatchedPath, Request};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use gaos_json::{Map, Value};
+
+use crate::error::HostError;
+
+/// The routes that read a query (each checks its own parameters).
+const ROUTES_WITH_QUERY: [&str; 3] = ["/v1/sessions", "/v1/sessions/{id}/snapshot", "/v1/sessions/{id}/stream"];
+
+/// Route middleware: a query on a route that takes none is refused, not
+/// ignored.
+pub(crate) async fn no_stray_query(request: Request, next: Next) -> Response {
+    let route = request.extensions().get::<MatchedPath>().map(|p| p.as_str().to_owned());
+    let has_query = request.uri().query().is_some_and(|q| !q.is_empty());
+    if has_query && route.as_deref().is_some_and(|r| !ROUTES_WITH_QUERY.contains(&r)) {
+        return HostError::invalid_request("this route takes no query parameters").into_response();
+    }
+    next.run(request).await
+}
+
+/// `body` as an object whose keys are all in `allowed` (`route` names the
+/// route in the refusal).
+pub(crate) fn object_with<'a>(body: &'a Value, route: &str, allowed: &[&str]) -> Result<&'a Map, HostError> {
+    let map = body.as_object().ok_or_else(|| {
+        let shape = if allowed.is_empty() {
+            "no body or {}".to_owned()
+        } else {
+            format!("a JSON object (fields: {})", allowed.join(", "))
+        };
+        HostError::invalid_request(format!("the {route} body must be {shape}"))
+    })?;
+    if let Some(key) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
+        let known =
+            if allowed.is_empty() { "it takes none".to_owned() } else { format!("known: {}", allowed.join(", ")) };
+        return Err(HostError::invalid_request(format!("unknown {route} field {key:?} ({known})")));
+    }
+    Ok(map)
+}
+
+/// The optional `reason` of a pause, stop or emergency stop.
+pub(crate) fn reason(map: &Map, default: &str) -> Result<String, HostError> {
+    match map.get("reason") {
+        None => Ok(default.to_owned()),
+        Some(Value::String(r)) if !r.trim().is_empty() && r.len() <= 1024 => Ok(r.clone()),
+        Some(_) => Err(HostError::invalid_request("reason must be a non-empty string of at most 1024 bytes")),
+    }
+}
+
+/// The optional `seat` of an operator's pause.
+pub(crate) fn seat(map: &Map) -> Result<Option<String>, HostError> {
+    match map.get("seat") {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(HostError::invalid_request("seat must be a seat id (a string)")),
+    }
+}
+
+/// The query parameters of a route: each at most once, all in `allowed`.
+pub(crate) fn query(raw: Option<&str>, allowed: &[&str]) -> Result<BTreeMap<String, String>, HostError> {
+    let mut params = BTreeMap::new();
+    for pair in raw.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let (key, value) = (percent_decode(key)?, percent_decode(value)?);
+        if !allowed.contains(&key.as_str()) {
+            let known = if allowed.is_empty() { "none".to_owned() } else { allowed.join(", ") };
+            return Err(HostError::invalid_request(format!("unknown query parameter {key:?} (known: {known})")));
+        }
+        if params.insert(key.clone(), value).is_some() {
+            return Err(HostError::invalid_request(format!("query parameter {key:?} is given more than once")));
+        }
+    }
+    Ok(params)
+}
+
+/// `application/x-www-form-urlencoded` decoding (`+` is a space), UTF-8 only.
+fn percent_decode(text: &str) -> Result<String, HostError> {
+    let bad = || HostError::invalid_request("the query is not valid percent-encoded UTF-8");
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                let hex = text.get(i + 1..i + 3).ok_or_else(bad)?;
+                out.push(u8::from_str_radix(hex, 16).map_err(|_| bad())?);
+                i += 3;
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).map_err(|_| bad())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn json(text: &str) -> Value {
+        gaos_json::parse(text).expect("JSON")
+    }
+
+    #[test]
+    fn only_objects_with_known_fields_pass() {
+        for bad in ["[]", "42", "null", "\"x\"", "true", "{\"bogus\":1}"] {
+            let refused = object_with(&json(bad), "stop", &["reason"]).expect_err(bad);
+            assert_eq!(refused.code, "invalid_request", "{bad}");
+        }
+        assert!(object_with(&json("{}"), "renew", &[]).is_ok());
+        assert!(object_with(&json("{\"reason\":\"r\"}"), "stop", &["reason"]).is_ok());
+        assert!(object_with(&json("{\"reason\":\"r\"}"), "renew", &[]).is_err());
+    }
+
+    #[test]
+    fn reasons_and_seats_are_typed() {
+        let map = |t: &str| json(t).as_object().cloned().expect("object");
+        assert_eq!(reason(&map("{}"), "stopped").expect("default"), "stopped");
+        assert!(reason(&map("{\"reason\":5}"), "x").is_err());
+        assert!(reason(&map("{\"reason\":\" \"}"), "x").is_err());
+        assert_eq!(seat(&map("{\"seat\":\"a\"}")).expect("seat"), Some("a".into()));
+        assert!(seat(&map("{\"seat\":1}")).is_err());
+    }
+
+    #[test]
+    fn queries_are_known_single_and_utf8() {
+        let q = query(Some("after=3"), &["after"]).expect("ok");
+        assert_eq!(q.get("after").map(String::as_str), Some("3"));
+        assert!(query(Some("after=1&after=2"), &["after"]).is_err(), "duplicate");
+        assert!(query(Some("bogus=1"), &["after"]).is_err(), "unknown");
+        assert!(query(Some("after=%FF"), &["after"]).is_err(), "not UTF-8");
+        assert!(query(Some("after=%4"), &["after"]).is_err(), "truncated escape");
+        assert_eq!(query(Some("status=a%20b+c"), &["status"]).expect("ok")["status"], "a b c");
+        assert!(query(None, &[]).expect("empty").is_empty());
+    }
+}

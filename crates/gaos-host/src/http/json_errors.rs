@@ -1,0 +1,68 @@
+//! Every error is JSON, also those produced before a handler runs: axum's
+//! own rejections (a path segment that is not UTF-8, a malformed path) and
+//! errors of routes mounted beside the host's (the `/mcp` transport). (What
+//! hyper refuses before the router, 414, 431 and malformed heads, gets its
+//! JSON body in `connections.rs`.) A
+//! response of status 400 or more whose body is not JSON is rewritten to
+//! `{"error": <its text>, "code": <by status>}` with the same status.
+
+use axum::body::to_bytes;
+use axum::extract::Request;
+use axum::http::{StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::error::HostError;
+
+/// The most of a non-JSON error body kept as the message.
+const MESSAGE_LIMIT: usize = 4 * 1024;
+
+/// The `code` of an error that had none.
+pub(crate) fn code_for(status: StatusCode) -> String {
+    match status {
+        StatusCode::BAD_REQUEST | StatusCode::UNPROCESSABLE_ENTITY => "invalid_request".into(),
+        StatusCode::UNAUTHORIZED => "unauthorized".into(),
+        StatusCode::FORBIDDEN => "forbidden".into(),
+        StatusCode::NOT_FOUND => "not_found".into(),
+        StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed".into(),
+        StatusCode::NOT_ACCEPTABLE => "not_acceptable".into(),
+        StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large".into(),
+        StatusCode::URI_TOO_LONG => "uri_too_long".into(),
+        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE => "headers_too_large".into(),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type".into(),
+        StatusCode::SERVICE_UNAVAILABLE => "unavailable".into(),
+        s if s.is_server_error() => "internal".into(),
+        s => format!("http_{}", s.as_u16()),
+    }
+}
+
+fn is_json(response: &Response) -> bool {
+    response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"))
+}
+
+/// The middleware (`axum::middleware::from_fn`).
+pub(crate) async fn json_errors(request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    let status = response.status();
+    if status.as_u16() < 400 || is_json(&response) {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = match to_bytes(body, MESSAGE_LIMIT).await {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).trim().to_owned(),
+        Err(_) => String::new(),
+    };
+    let message = if text.is_empty() { status.canonical_reason().unwrap_or("error").to_owned() } else { text };
+    let mut json = HostError::new(status, &code_for(status), message).into_response();
+    // Keep the headers that matter to the caller (e.g. Allow, WWW-Authenticate).
+    for (name, value) in parts.headers.iter() {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            json.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    json
+}
