@@ -119,6 +119,7 @@ fn shapes() -> Vec<Shape> {
             vec![json!({"reason": 5}), json!({"reason": {}})],
         ),
         get("/v1/admin/reconcile", Who::Operator),
+        get("/v1/games", Who::Alice),
         post(
             "/v1/admin/clock",
             Who::Operator,

@@ -15,6 +15,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use gaos_testkit::readme::{readme, section, sh_blocks};
 use gaos_testkit::server::{TempDir, TestServer};
 
 /// The README's server-start command, which this test replaces with its own server.
@@ -23,37 +24,6 @@ const START_MARK: &str = "<!-- walkthrough";
 const END_MARK: &str = "<!-- end of walkthrough -->";
 /// A bound on the whole walkthrough (it takes about a second).
 const WALKTHROUGH_TIMEOUT: Duration = Duration::from_secs(120);
-
-fn readme() -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
-}
-
-/// The bodies of the ```sh blocks of `text`, in order.
-fn sh_blocks(text: &str) -> Vec<String> {
-    let mut blocks = Vec::new();
-    let mut current: Option<String> = None;
-    for line in text.lines() {
-        match &mut current {
-            None if line.trim_end() == "```sh" => current = Some(String::new()),
-            None => {}
-            Some(_) if line.trim_end() == "```" => blocks.extend(current.take()),
-            Some(block) => {
-                block.push_str(line);
-                block.push('\n');
-            }
-        }
-    }
-    assert!(current.is_none(), "an unclosed ```sh block in the README");
-    blocks
-}
-
-/// The walkthrough section of the README.
-fn walkthrough(readme: &str) -> &str {
-    let start = readme.find(START_MARK).expect("the README marks its walkthrough with <!-- walkthrough");
-    let end = readme[start..].find(END_MARK).expect("the README ends its walkthrough with <!-- end of walkthrough -->");
-    &readme[start..start + end]
-}
 
 #[test]
 fn the_readme_starts_the_server_the_way_this_test_does() {
@@ -68,7 +38,7 @@ fn the_readme_starts_the_server_the_way_this_test_does() {
 #[test]
 fn the_readme_walkthrough_runs_as_pasted_and_ends_with_a_verified_replay() {
     let readme = readme();
-    let blocks = sh_blocks(walkthrough(&readme));
+    let blocks = sh_blocks(section(&readme, START_MARK, END_MARK));
     assert!(blocks.len() >= 3, "the walkthrough has {} sh blocks; expected create, act, verify", blocks.len());
     let script = blocks.join("\n");
     for needed in ["gaos session new", "gaos session act", "gaos session finalize", "/replay", "gaos replay verify"] {

@@ -1,7 +1,8 @@
 //! Helpers shared by the gaos crates' tests: the shared conformance pack
 //! (this module), a real `gaos serve` per test ([`server`]), a raw HTTP/SSE
 //! client for it ([`http`]), game fixtures ([`fixtures`]), and the RFC-018
-//! handle gate suite every transport runs ([`handle_gates`]).
+//! handle gate suite every transport runs ([`handle_gates`]), and the
+//! README's runnable sections ([`readme`]).
 //!
 //! The pack lives in `../shared` beside the checkout (CI places it there).
 //! `GAOS_SHARED_DIR` overrides the location. A missing pack is a test
@@ -10,6 +11,7 @@
 pub mod fixtures;
 pub mod handle_gates;
 pub mod http;
+pub mod readme;
 pub mod server;
 
 use std::path::{Path, PathBuf};
