@@ -345,7 +345,8 @@
           return isArray(v);
         }
         if (proto !== ObjectProto && proto !== null) return false;
-        for (const k in v) if (!plain(v[k], roundTrip, depth + 1)) return false;
+        const keys = keysOf(v);
+        for (let i = 0; i < keys.length; i++) if (!plain(v[keys[i]], roundTrip, depth + 1)) return false;
         return true;
       }
       default:
