@@ -623,7 +623,9 @@
     const command = mapper("commandToAction(command, ctx)", m.commandToAction);
     const timeout = mapper("timeoutToAction(ctx, timeout)", m.timeoutToAction);
     const legal = mapper("legalActions(view, seat)", m.legalActions);
-    host.command = (commandText, ctxText) => command([parse(commandText), parse(ctxText)]);
+    // The command context arrives as arguments (cheaper than JSON text).
+    host.command = (commandText, sessionId, participantId, submissionId, cursor, tick) =>
+      command([parse(commandText), { sessionId, participantId, submissionId, cursor, tick }]);
     host.timeout = (ctxText, timeoutText) => timeout([parse(ctxText), parse(timeoutText)]);
     host.legal = (viewText, seat) => legal([parse(viewText), seat]);
     return [stringify(m.meta), host];
@@ -673,7 +675,8 @@
         };
         const c2a = typeof adapter.commandToAction === "function" ? adapter.commandToAction : undefined;
         const t2a = typeof adapter.timeoutToAction === "function" ? adapter.timeoutToAction : undefined;
-        host.command = (commandText, ctxText) => mapped("commandToAction(command, ctx)", c2a, [parse(commandText), parse(ctxText)]);
+        host.command = (commandText, sessionId, participantId, submissionId, cursor, tick) =>
+          mapped("commandToAction(command, ctx)", c2a, [parse(commandText), { sessionId, participantId, submissionId, cursor, tick }]);
         host.timeout = (ctxText, timeoutText) => mapped("timeoutToAction(ctx, timeout)", t2a, [parse(ctxText), parse(timeoutText)]);
         host.legal = () => "[]";
         const meta = { reducer: r.meta, hasCommandToAction: c2a !== undefined, hasTimeoutToAction: t2a !== undefined };
