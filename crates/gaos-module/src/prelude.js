@@ -466,8 +466,8 @@
     if (cadence.mode !== "turns" && cadence.mode !== "ticks") {
       throw shapeError(`${where}.cadence.mode must be "turns" or "ticks", not ${show(cadence.mode)}`);
     }
-    if (cadence.mode === "ticks" && !(isInteger(cadence.ticksPerSecond) && cadence.ticksPerSecond > 0)) {
-      throw shapeError(`${where}.cadence.ticksPerSecond must be a positive integer for ticks cadence, not ${show(cadence.ticksPerSecond)}`);
+    if (cadence.mode === "ticks" && !(isFinite(cadence.ticksPerSecond) && cadence.ticksPerSecond > 0)) {
+      throw shapeError(`${where}.cadence.ticksPerSecond must be a number greater than 0 for ticks cadence, not ${show(cadence.ticksPerSecond)}`);
     }
     const reducer = field("reducer", ["object"], true);
     const commandToAction = field("commandToAction", ["function"], true);
