@@ -560,18 +560,29 @@
     const metricsLabel = `replayMetrics(state) of ${gameId}`;
     const seatCalls = seats.map((seat) => `viewFor(state, ${stringify(seat)})`);
     const seatLabels = seatCalls.map((what) => `${what} of ${gameId}`);
-    // The state as text, then everything the kernel derives from it, each
-    // part one JSON text on its own line (JSON.stringify never writes a raw
-    // newline): state, view, replayMetrics (or null), then viewFor per seat.
+    // The state as text, then everything the kernel derives from it: view,
+    // replayMetrics (or null), then viewFor per seat. Usually all of them
+    // are in the value domain and travel as one JSON array on the second
+    // line, marked "*" (one stringify instead of one per part). Otherwise
+    // each part gets its own line, a refused one marked "!" with the
+    // problem (JSON.stringify never writes a raw newline, and JSON text
+    // never starts with "*" or "!").
     const derive = (state, stateLabel) => {
-      let out = encodeState(state, stateLabel);
-      out += "\n" + encodeView(call("view(state)", r.view, [state]), viewLabel);
-      out += "\n" + (r.replayMetrics !== undefined ? encodeView(call("replayMetrics(state)", r.replayMetrics, [state]), metricsLabel) : "null");
+      const stateText = encodeState(state, stateLabel);
+      const parts = [call("view(state)", r.view, [state])];
+      parts.push(r.replayMetrics !== undefined ? call("replayMetrics(state)", r.replayMetrics, [state]) : null);
       if (r.viewFor !== undefined) {
-        for (let i = 0; i < seats.length; i++) {
-          out += "\n" + encodeView(call(seatCalls[i], r.viewFor, [state, seats[i]]), seatLabels[i]);
-        }
+        for (let i = 0; i < seats.length; i++) parts.push(call(seatCalls[i], r.viewFor, [state, seats[i]]));
       }
+      let inDomain = true;
+      for (let i = 0; i < parts.length && inDomain; i++) inDomain = plain(parts[i], false, 0);
+      if (inDomain) {
+        const text = stringify(parts);
+        if (textIsWellFormed(text)) return stateText + "\n*" + text;
+      }
+      let out = stateText + "\n" + encodeView(parts[0], viewLabel);
+      out += "\n" + (r.replayMetrics !== undefined ? encodeView(parts[1], metricsLabel) : "null");
+      for (let i = 2; i < parts.length; i++) out += "\n" + encodeView(parts[i], seatLabels[i - 2]);
       return out;
     };
     return {
