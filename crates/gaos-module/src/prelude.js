@@ -236,10 +236,20 @@
       return String(v);
     }
   }
+  // Lines a call may write; every host entry point resets the budget, so
+  // a chatty module costs one comparison per extra line, not a formatted
+  // string and a host call.
+  const LOG_LINES_PER_CALL = 20;
+  let logLeft = LOG_LINES_PER_CALL;
+  const resetLog = () => {
+    logLeft = LOG_LINES_PER_CALL;
+  };
   const console = {};
   for (const level of LEVELS) {
     console[level] = function (...args) {
-      hostLog(level, args.map(show).join(" "));
+      if (logLeft <= 0) return;
+      logLeft -= 1;
+      hostLog(level, logLeft === 0 ? "(further console output of this call is dropped)" : args.map(show).join(" "));
     };
   }
   for (const [name, value] of [["TextEncoder", TextEncoder], ["TextDecoder", TextDecoder], ["btoa", btoa], ["atob", atob], ["structuredClone", structuredClone], ["console", console]]) {
@@ -587,13 +597,16 @@
     };
     return {
       init(levelText, seed) {
+        resetLog();
         const init = call("init(level, seed)", r.init, [parse(levelText), seed]);
         return derive(init, stateLabels.init);
       },
       advance(stateText, inputsText) {
+        resetLog();
         return derive(step(parse(stateText), parse(inputsText)), stateLabels.step);
       },
       viewFor(stateText, seat) {
+        resetLog();
         const state = parse(stateText);
         if (r.viewFor === undefined) return encodeView(call("view(state)", r.view, [state]), viewLabel);
         const what = `viewFor(state, ${stringify(seat)})`;
@@ -602,6 +615,7 @@
       // "" when the action is allowed, else the module's reason.
       validate(stateText, seat, actionText) {
         if (r.validateCommand === undefined) return "";
+        resetLog();
         try {
           apply(r.validateCommand, r.object, [parse(stateText), seat, parse(actionText)]);
           return "";
@@ -622,6 +636,7 @@
     const mapper = (what, f) => {
       const label = `${what} of ${gameId} returned a value that`;
       return (args) => {
+        resetLog();
         let out;
         try {
           out = apply(f, m.def, args);
@@ -656,6 +671,7 @@
     // semantic adapter (both stay in this engine until the next level).
     return {
       forLevel(contextText, seatsText) {
+        resetLog();
         const context = parse(contextText);
         const gameId = context.game.id;
         let reducer;
@@ -676,6 +692,7 @@
           }
         }
         const mapped = (what, f, args) => {
+          resetLog();
           let out;
           try {
             out = apply(f, adapter, args);
