@@ -194,7 +194,7 @@ impl TickReducer for ModuleReducer {
     fn view_problem(&self, state: &ModuleState, seat: Option<&str>) -> Option<String> {
         match seat {
             None => state.0.view.as_ref().err().or(state.0.metrics.as_ref().err()).cloned(),
-            Some(seat) if !self.meta.has_view_for => state.0.view.as_ref().err().cloned(),
+            Some(_) if !self.meta.has_view_for => state.0.view.as_ref().err().cloned(),
             Some(seat) => match self.seats.iter().position(|s| s == seat) {
                 Some(i) => state.0.seat_views[i].as_ref().err().cloned(),
                 None => self.seat_view(state, seat).err(),
