@@ -236,10 +236,20 @@
       return String(v);
     }
   }
+  // Lines a call may write; every host entry point resets the budget, so
+  // a chatty module costs one comparison per extra line, not a formatted
+  // string and a host call.
+  const LOG_LINES_PER_CALL = 20;
+  let logLeft = LOG_LINES_PER_CALL;
+  const resetLog = () => {
+    logLeft = LOG_LINES_PER_CALL;
+  };
   const console = {};
   for (const level of LEVELS) {
     console[level] = function (...args) {
-      hostLog(level, args.map(show).join(" "));
+      if (logLeft <= 0) return;
+      logLeft -= 1;
+      hostLog(level, logLeft === 0 ? "(further console output of this call is dropped)" : args.map(show).join(" "));
     };
   }
   for (const [name, value] of [["TextEncoder", TextEncoder], ["TextDecoder", TextDecoder], ["btoa", btoa], ["atob", atob], ["structuredClone", structuredClone], ["console", console]]) {
@@ -319,13 +329,63 @@
     };
     return walk(root);
   }
+  // The fast path of every boundary crossing: true when `v` is certainly
+  // in the domain (`roundTrip`: survives JSON text). It allocates nothing
+  // and builds no path; anything it is unsure of (deep nesting, which is
+  // where cycles hide) goes to `problem` for the exact verdict and message.
+  const MAX_SAFE = 9007199254740991;
+  function plain(v, roundTrip, depth) {
+    switch (typeof v) {
+      case "string":
+      case "boolean":
+        return true;
+      case "number":
+        // Past 2^53 every double is an integer, so the range check is the
+        // safe-integer check; NaN fails both comparisons.
+        return roundTrip ? v - v === 0 : v <= MAX_SAFE && v >= -MAX_SAFE;
+      case "object": {
+        if (v === null) return true;
+        if (depth > 48) return false;
+        const proto = getProto(v);
+        if (proto === ArrayProto) {
+          for (let i = 0; i < v.length; i++) {
+            const x = v[i];
+            if (x === undefined || !plain(x, roundTrip, depth + 1)) return false;
+          }
+          return isArray(v);
+        }
+        if (proto !== ObjectProto && proto !== null) return false;
+        const keys = keysOf(v);
+        for (let i = 0; i < keys.length; i++) if (!plain(v[keys[i]], roundTrip, depth + 1)) return false;
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+  // Lone surrogates survive the walk; JSON.stringify writes them as
+  // `\udXXX` escapes (paired ones stay raw), so the text tells.
+  const ESCAPED_SURROGATE = /(?:^|[^\\])(?:\\\\)*\\u[dD][89a-fA-F]/;
+  function textIsWellFormed(text) {
+    return text.indexOf("\\u") === -1 || !apply(regexTest, ESCAPED_SURROGATE, [text]);
+  }
+  // `value` as JSON text, or null when it is not in the domain.
+  function tryEncode(value, roundTrip) {
+    if (!plain(value, roundTrip, 0)) return null;
+    const text = stringify(value);
+    return roundTrip || textIsWellFormed(text) ? text : null;
+  }
   // A value the host reads back: checked, then JSON text.
   function encode(value, what) {
+    const text = tryEncode(value, false);
+    if (text !== null) return text;
     const p = problem(value);
     if (p !== null) throw new HostError(`${what}: ${p}`);
     return stringify(value);
   }
   function encodeState(value, what) {
+    const text = tryEncode(value, true);
+    if (text !== null) return text;
     const p = problem(value, true);
     if (p !== null) throw new HostError(`${what}: ${p}`);
     return stringify(value);
@@ -334,6 +394,8 @@
   // comes back as "!" + the problem, for the kernel's invalid_view (JSON
   // text never starts with "!").
   function encodeView(value, what) {
+    const text = tryEncode(value, false);
+    if (text !== null) return text;
     const p = problem(value);
     return p === null ? stringify(value) : `!${what}: ${p}`;
   }
@@ -414,8 +476,8 @@
     if (cadence.mode !== "turns" && cadence.mode !== "ticks") {
       throw shapeError(`${where}.cadence.mode must be "turns" or "ticks", not ${show(cadence.mode)}`);
     }
-    if (cadence.mode === "ticks" && !(isInteger(cadence.ticksPerSecond) && cadence.ticksPerSecond > 0)) {
-      throw shapeError(`${where}.cadence.ticksPerSecond must be a positive integer for ticks cadence, not ${show(cadence.ticksPerSecond)}`);
+    if (cadence.mode === "ticks" && !(isFinite(cadence.ticksPerSecond) && cadence.ticksPerSecond > 0)) {
+      throw shapeError(`${where}.cadence.ticksPerSecond must be a number greater than 0 for ticks cadence, not ${show(cadence.ticksPerSecond)}`);
     }
     const reducer = field("reducer", ["object"], true);
     const commandToAction = field("commandToAction", ["function"], true);
@@ -498,41 +560,62 @@
       if (r.applyIntents === undefined) throw new HostError(`${gameId}: multi-input ticks require applyIntents or a TickReducer (advance)`);
       return call("applyIntents(state, actions)", r.applyIntents, [state, inputs]);
     };
-    // The state as text, then everything the kernel derives from it, each
-    // part one JSON text on its own line (JSON.stringify never writes a raw
-    // newline): state, view, replayMetrics (or null), then viewFor per seat.
-    const derive = (state, produced) => {
-      const parts = [encodeState(state, `the state ${produced} of ${gameId} returned`)];
-      parts.push(encodeView(call("view(state)", r.view, [state]), `view(state) of ${gameId}`));
-      if (r.replayMetrics !== undefined) {
-        parts.push(encodeView(call("replayMetrics(state)", r.replayMetrics, [state]), `replayMetrics(state) of ${gameId}`));
-      } else parts.push("null");
+    // Messages are built once here, not on every call.
+    const produced = r.advance !== undefined ? "advance(state, inputs)" : "apply(state, action)";
+    const stateLabels = {
+      init: `the state init(level, seed) of ${gameId} returned`,
+      step: `the state ${produced} of ${gameId} returned`,
+    };
+    const viewLabel = `view(state) of ${gameId}`;
+    const metricsLabel = `replayMetrics(state) of ${gameId}`;
+    const seatCalls = seats.map((seat) => `viewFor(state, ${stringify(seat)})`);
+    const seatLabels = seatCalls.map((what) => `${what} of ${gameId}`);
+    // The state as text, then everything the kernel derives from it: view,
+    // replayMetrics (or null), then viewFor per seat. Usually all of them
+    // are in the value domain and travel as one JSON array on the second
+    // line, marked "*" (one stringify instead of one per part). Otherwise
+    // each part gets its own line, a refused one marked "!" with the
+    // problem (JSON.stringify never writes a raw newline, and JSON text
+    // never starts with "*" or "!").
+    const derive = (state, stateLabel) => {
+      const stateText = encodeState(state, stateLabel);
+      const parts = [call("view(state)", r.view, [state])];
+      parts.push(r.replayMetrics !== undefined ? call("replayMetrics(state)", r.replayMetrics, [state]) : null);
       if (r.viewFor !== undefined) {
-        for (const seat of seats) {
-          const what = `viewFor(state, ${stringify(seat)})`;
-          parts.push(encodeView(call(what, r.viewFor, [state, seat]), `${what} of ${gameId}`));
-        }
+        for (let i = 0; i < seats.length; i++) parts.push(call(seatCalls[i], r.viewFor, [state, seats[i]]));
       }
-      return parts.join("\n");
+      let inDomain = true;
+      for (let i = 0; i < parts.length && inDomain; i++) inDomain = plain(parts[i], false, 0);
+      if (inDomain) {
+        const text = stringify(parts);
+        if (textIsWellFormed(text)) return stateText + "\n*" + text;
+      }
+      let out = stateText + "\n" + encodeView(parts[0], viewLabel);
+      out += "\n" + (r.replayMetrics !== undefined ? encodeView(parts[1], metricsLabel) : "null");
+      for (let i = 2; i < parts.length; i++) out += "\n" + encodeView(parts[i], seatLabels[i - 2]);
+      return out;
     };
     return {
       init(levelText, seed) {
+        resetLog();
         const init = call("init(level, seed)", r.init, [parse(levelText), seed]);
-        return derive(init, "init(level, seed)");
+        return derive(init, stateLabels.init);
       },
       advance(stateText, inputsText) {
-        const produced = r.advance !== undefined ? "advance(state, inputs)" : "apply(state, action)";
-        return derive(step(parse(stateText), parse(inputsText)), produced);
+        resetLog();
+        return derive(step(parse(stateText), parse(inputsText)), stateLabels.step);
       },
       viewFor(stateText, seat) {
+        resetLog();
         const state = parse(stateText);
-        if (r.viewFor === undefined) return encodeView(call("view(state)", r.view, [state]), `view(state) of ${gameId}`);
+        if (r.viewFor === undefined) return encodeView(call("view(state)", r.view, [state]), viewLabel);
         const what = `viewFor(state, ${stringify(seat)})`;
         return encodeView(call(what, r.viewFor, [state, seat]), `${what} of ${gameId}`);
       },
       // "" when the action is allowed, else the module's reason.
       validate(stateText, seat, actionText) {
         if (r.validateCommand === undefined) return "";
+        resetLog();
         try {
           apply(r.validateCommand, r.object, [parse(stateText), seat, parse(actionText)]);
           return "";
@@ -550,18 +633,27 @@
     const m = readShape(ns.default, "export default");
     const gameId = m.meta.game.id;
     const host = reducerHost(gameId, m.reducer, m.meta.seats);
-    const mapped = (what, f, args) => {
-      let out;
-      try {
-        out = apply(f, m.def, args);
-      } catch (e) {
-        throw new HostError(`${what} of ${gameId} threw ${describe(e)}`);
-      }
-      return encode(out, `${what} of ${gameId} returned a value that`);
+    const mapper = (what, f) => {
+      const label = `${what} of ${gameId} returned a value that`;
+      return (args) => {
+        resetLog();
+        let out;
+        try {
+          out = apply(f, m.def, args);
+        } catch (e) {
+          throw new HostError(`${what} of ${gameId} threw ${describe(e)}`);
+        }
+        return encode(out, label);
+      };
     };
-    host.command = (commandText, ctxText) => mapped("commandToAction(command, ctx)", m.commandToAction, [parse(commandText), parse(ctxText)]);
-    host.timeout = (ctxText, timeoutText) => mapped("timeoutToAction(ctx, timeout)", m.timeoutToAction, [parse(ctxText), parse(timeoutText)]);
-    host.legal = (viewText, seat) => mapped("legalActions(view, seat)", m.legalActions, [parse(viewText), seat]);
+    const command = mapper("commandToAction(command, ctx)", m.commandToAction);
+    const timeout = mapper("timeoutToAction(ctx, timeout)", m.timeoutToAction);
+    const legal = mapper("legalActions(view, seat)", m.legalActions);
+    // The command context arrives as arguments (cheaper than JSON text).
+    host.command = (commandText, sessionId, participantId, submissionId, cursor, tick) =>
+      command([parse(commandText), { sessionId, participantId, submissionId, cursor, tick }]);
+    host.timeout = (ctxText, timeoutText) => timeout([parse(ctxText), parse(timeoutText)]);
+    host.legal = (viewText, seat) => legal([parse(viewText), seat]);
     return [stringify(m.meta), host];
   }
 
@@ -579,6 +671,7 @@
     // semantic adapter (both stay in this engine until the next level).
     return {
       forLevel(contextText, seatsText) {
+        resetLog();
         const context = parse(contextText);
         const gameId = context.game.id;
         let reducer;
@@ -599,6 +692,7 @@
           }
         }
         const mapped = (what, f, args) => {
+          resetLog();
           let out;
           try {
             out = apply(f, adapter, args);
@@ -609,7 +703,8 @@
         };
         const c2a = typeof adapter.commandToAction === "function" ? adapter.commandToAction : undefined;
         const t2a = typeof adapter.timeoutToAction === "function" ? adapter.timeoutToAction : undefined;
-        host.command = (commandText, ctxText) => mapped("commandToAction(command, ctx)", c2a, [parse(commandText), parse(ctxText)]);
+        host.command = (commandText, sessionId, participantId, submissionId, cursor, tick) =>
+          mapped("commandToAction(command, ctx)", c2a, [parse(commandText), { sessionId, participantId, submissionId, cursor, tick }]);
         host.timeout = (ctxText, timeoutText) => mapped("timeoutToAction(ctx, timeout)", t2a, [parse(ctxText), parse(timeoutText)]);
         host.legal = () => "[]";
         const meta = { reducer: r.meta, hasCommandToAction: c2a !== undefined, hasTimeoutToAction: t2a !== undefined };

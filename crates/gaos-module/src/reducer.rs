@@ -65,24 +65,46 @@ pub(crate) struct ModuleReducer {
     meta: ReducerMeta,
     /// The seats whose views are derived with every state.
     seats: Vec<String>,
+    /// For a verifier adapter: the level context the reducer belongs to.
+    level: Option<Arc<str>>,
 }
 
 impl ModuleReducer {
-    pub(crate) fn new(core: Arc<ModuleCore>, meta: ReducerMeta, seats: Vec<String>) -> ModuleReducer {
-        ModuleReducer { core, meta, seats }
+    pub(crate) fn new(
+        core: Arc<ModuleCore>,
+        meta: ReducerMeta,
+        seats: Vec<String>,
+        level: Option<Arc<str>>,
+    ) -> ModuleReducer {
+        ModuleReducer { core, meta, seats, level }
+    }
+
+    fn call(&self, function: HostFn, args: &[Arg<'_>]) -> Result<String, GameError> {
+        self.core.call_at(self.level.as_deref(), function, args)
     }
 
     fn derived(&self, function: HostFn, text: &str) -> Result<ModuleState, GameError> {
         let bad = |what: &str| GameError::new(format!("{} of {}: {what}", function.export(), self.core.label));
         let mut parts = text.split('\n');
         let state = parts.next().ok_or_else(|| bad("no state came back"))?;
-        let view = parts.next().map(read_view).ok_or_else(|| bad("no view came back"))?;
-        let metrics = match parts.next().map(read_view).ok_or_else(|| bad("no replayMetrics came back"))? {
+        let derived: Vec<Result<Value, String>> = match parts.next() {
+            // Every part in the domain: one array.
+            Some(line) if line.starts_with('*') => match read_view(&line[1..]) {
+                Ok(Value::Array(items)) => items.into_iter().map(Ok).collect(),
+                Ok(_) => return Err(bad("the derived views did not come back as an array")),
+                Err(problem) => return Err(bad(&problem)),
+            },
+            Some(line) => std::iter::once(line).chain(parts).map(read_view).collect(),
+            None => return Err(bad("no view came back")),
+        };
+        let mut derived = derived.into_iter();
+        let view = derived.next().ok_or_else(|| bad("no view came back"))?;
+        let metrics = match derived.next().ok_or_else(|| bad("no replayMetrics came back"))? {
             Ok(Value::Null) => Ok(None),
             Ok(metrics) => self.actions_used(&metrics).map(Some),
             Err(problem) => Err(problem),
         };
-        let seat_views: Vec<Result<Value, String>> = parts.map(read_view).collect();
+        let seat_views: Vec<Result<Value, String>> = derived.collect();
         if self.meta.has_view_for && seat_views.len() != self.seats.len() {
             return Err(bad("a view per seat did not come back"));
         }
@@ -124,8 +146,7 @@ impl ModuleReducer {
             return state.0.seat_views[i].clone();
         }
         // A seat the module does not declare (a host may declare others).
-        let text =
-            self.core.call(HostFn::ViewFor, &[Arg::Text(state.json()), Arg::Text(seat)]).map_err(|e| e.message)?;
+        let text = self.call(HostFn::ViewFor, &[Arg::Text(state.json()), Arg::Text(seat)]).map_err(|e| e.message)?;
         read_view(&text)
     }
 }
@@ -147,13 +168,13 @@ impl TickReducer for ModuleReducer {
 
     fn init(&self, level: &Value, seed: u32) -> Result<ModuleState, GameError> {
         let level = level.to_string();
-        let text = self.core.call(HostFn::Init, &[Arg::Text(&level), Arg::Number(f64::from(seed))])?;
+        let text = self.call(HostFn::Init, &[Arg::Text(&level), Arg::Number(f64::from(seed))])?;
         self.derived(HostFn::Init, &text)
     }
 
     fn advance(&self, state: ModuleState, inputs: &[SubmittedAction]) -> Result<ModuleState, GameError> {
         let inputs = actions_json(inputs);
-        let text = self.core.call(HostFn::Advance, &[Arg::Text(state.json()), Arg::Text(&inputs)])?;
+        let text = self.call(HostFn::Advance, &[Arg::Text(state.json()), Arg::Text(&inputs)])?;
         self.derived(HostFn::Advance, &text)
     }
 
@@ -173,7 +194,11 @@ impl TickReducer for ModuleReducer {
     fn view_problem(&self, state: &ModuleState, seat: Option<&str>) -> Option<String> {
         match seat {
             None => state.0.view.as_ref().err().or(state.0.metrics.as_ref().err()).cloned(),
-            Some(seat) => self.seat_view(state, seat).err(),
+            Some(_) if !self.meta.has_view_for => state.0.view.as_ref().err().cloned(),
+            Some(seat) => match self.seats.iter().position(|s| s == seat) {
+                Some(i) => state.0.seat_views[i].as_ref().err().cloned(),
+                None => self.seat_view(state, seat).err(),
+            },
         }
     }
 
@@ -186,8 +211,7 @@ impl TickReducer for ModuleReducer {
             return Ok(());
         }
         let action = action.to_value().to_string();
-        let refusal =
-            self.core.call(HostFn::Validate, &[Arg::Text(state.json()), Arg::Text(seat), Arg::Text(&action)])?;
+        let refusal = self.call(HostFn::Validate, &[Arg::Text(state.json()), Arg::Text(seat), Arg::Text(&action)])?;
         if refusal.is_empty() { Ok(()) } else { Err(GameError::new(refusal)) }
     }
 
