@@ -1,5 +1,5 @@
-//! The README's runnable sections: tests run its ```sh blocks as pasted, so
-//! a command the README shows cannot rot.
+//! The runnable parts of the README and docs: tests run their ```sh blocks
+//! (and the files they show) as pasted, so a command the docs show cannot rot.
 
 use std::path::{Path, PathBuf};
 
@@ -11,17 +11,22 @@ pub fn repo_root() -> PathBuf {
 
 /// The README's text.
 pub fn readme() -> String {
-    let path = repo_root().join("README.md");
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+    repo_file("README.md")
 }
 
 /// The bodies of the ```sh blocks of `text`, in order.
 pub fn sh_blocks(text: &str) -> Vec<String> {
+    fenced_blocks(text, "sh")
+}
+
+/// The bodies of the fenced blocks of `text` opened with ```` ```lang ````, in order.
+pub fn fenced_blocks(text: &str, lang: &str) -> Vec<String> {
+    let opening = format!("```{lang}");
     let mut blocks = Vec::new();
     let mut current: Option<String> = None;
     for line in text.lines() {
         match &mut current {
-            None if line.trim_end() == "```sh" => current = Some(String::new()),
+            None if line.trim_end() == opening => current = Some(String::new()),
             None => {}
             Some(_) if line.trim_end() == "```" => blocks.extend(current.take()),
             Some(block) => {
@@ -30,8 +35,14 @@ pub fn sh_blocks(text: &str) -> Vec<String> {
             }
         }
     }
-    assert!(current.is_none(), "an unclosed ```sh block in the README");
+    assert!(current.is_none(), "an unclosed {opening} block");
     blocks
+}
+
+/// A file of the repository, as text.
+pub fn repo_file(relative: &str) -> String {
+    let path = repo_root().join(relative);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }
 
 /// The part of `readme` from `start_mark` up to `end_mark` (both must be
