@@ -1,0 +1,263 @@
+//! [`ModuleGame`]: a loaded game module behind [`gaos_kernel::Game`].
+
+use std::path::Path;
+use std::sync::Arc;
+
+use gaos_json::{Map, Value};
+use gaos_kernel::{
+    Cadence, CommandContext, DynReducer, Game, GameError, GameRef, LevelSpec, SubmittedAction, TimeoutContext,
+    TimeoutInput, erase_reducer,
+};
+
+use crate::ModuleLimits;
+use crate::engine::{Arg, Binding, CallFailure, Engine, HostFn};
+use crate::error::ModuleError;
+use crate::pool::Pool;
+use crate::reducer::{ModuleReducer, ReducerMeta};
+use crate::sources::{ModuleIdentity, Sources};
+
+/// What the module's default export declares (read once, at load).
+#[derive(Debug, Clone)]
+pub(crate) struct GameMeta {
+    pub(crate) game_ref: GameRef,
+    pub(crate) description: String,
+    pub(crate) seats: Vec<String>,
+    pub(crate) levels: Vec<LevelSpec>,
+    pub(crate) cadence: Cadence,
+    pub(crate) reducer: ReducerMeta,
+    pub(crate) has_timeout_to_action: bool,
+    pub(crate) has_legal_actions: bool,
+}
+
+impl GameMeta {
+    fn parse(text: &str) -> Result<GameMeta, String> {
+        let value = gaos_json::parse(text).map_err(|e| format!("the module's description is not JSON: {e}"))?;
+        let game_ref: GameRef = gaos_json::from_value(value.get("game").cloned().unwrap_or(Value::Null))
+            .map_err(|e| format!("export default.game: {e}"))?;
+        let strings = |key: &str| -> Vec<String> {
+            value
+                .get(key)
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                .unwrap_or_default()
+        };
+        let levels = value
+            .get("levels")
+            .and_then(Value::as_array)
+            .map(|levels| {
+                levels
+                    .iter()
+                    .map(|l| LevelSpec {
+                        id: l.get("id").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                        version: l.get("version").cloned(),
+                        level: l.get("level").cloned().unwrap_or(Value::Null),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let cadence = Cadence::from_value(value.get("cadence").unwrap_or(&Value::Null))
+            .map_err(|e| format!("export default.cadence: {e}"))?;
+        let flag = |v: &Value, key: &str| v.get(key).and_then(Value::as_bool).unwrap_or(false);
+        let reducer = ReducerMeta::parse(value.get("reducer").unwrap_or(&Value::Null));
+        Ok(GameMeta {
+            game_ref,
+            description: value.get("description").and_then(Value::as_str).unwrap_or_default().to_owned(),
+            seats: strings("seats"),
+            levels,
+            cadence,
+            reducer,
+            has_timeout_to_action: flag(&value, "hasTimeoutToAction"),
+            has_legal_actions: flag(&value, "hasLegalActions"),
+        })
+    }
+}
+
+/// The engine side of one module, shared by the game and its reducers.
+pub(crate) struct ModuleCore {
+    pub(crate) identity: ModuleIdentity,
+    pub(crate) pool: Pool,
+    /// The game id, for messages.
+    pub(crate) label: String,
+}
+
+impl ModuleCore {
+    /// One host call, with limit failures worded for the game author.
+    pub(crate) fn call(&self, function: HostFn, args: &[Arg<'_>]) -> Result<String, GameError> {
+        self.pool.run(|engine| engine.call(function, args)).map_err(|failure| self.failure(function, failure))
+    }
+
+    pub(crate) fn failure(&self, function: HostFn, failure: CallFailure) -> GameError {
+        let limits = self.pool.limits();
+        GameError::new(match failure {
+            CallFailure::Module(message) => message,
+            CallFailure::TimeLimit => format!(
+                "{} of {} exceeded the {} ms call time limit",
+                function.export(),
+                self.label,
+                limits.call_time_limit.as_millis()
+            ),
+            CallFailure::MemoryLimit => format!(
+                "{} of {} exceeded the {}-byte memory limit of its engine",
+                function.export(),
+                self.label,
+                limits.memory_limit_bytes
+            ),
+        })
+    }
+}
+
+/// A game module loaded into the embedded engine.
+///
+/// Cloning is cheap (one `Arc`); clones share the module's engine pool.
+#[derive(Clone)]
+pub struct ModuleGame {
+    core: Arc<ModuleCore>,
+    meta: Arc<GameMeta>,
+}
+
+impl std::fmt::Debug for ModuleGame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModuleGame")
+            .field("game", &self.meta.game_ref.id)
+            .field("entry", &self.core.identity.entry)
+            .field("sha256", &self.core.identity.sha256)
+            .finish()
+    }
+}
+
+impl ModuleGame {
+    /// Load the module at `path`: compile it and every local file it
+    /// imports, run its top level, and check the default export's shape.
+    pub fn load(path: &Path, limits: &ModuleLimits) -> Result<ModuleGame, ModuleError> {
+        let sources = Sources::discover(path)?;
+        let (engine, meta_text) = Engine::new(&sources, limits, Binding::Game)?;
+        let meta = GameMeta::parse(&meta_text)
+            .map_err(|message| ModuleError::Shape { path: sources.entry().to_path_buf(), message })?;
+        let identity = sources.identity();
+        let pool = Pool::new(engine, &sources, limits, Binding::Game);
+        let core = ModuleCore { identity, pool, label: meta.game_ref.id.clone() };
+        Ok(ModuleGame { core: Arc::new(core), meta: Arc::new(meta) })
+    }
+
+    /// The module's files and digest.
+    pub fn identity(&self) -> &ModuleIdentity {
+        &self.core.identity
+    }
+
+    fn mapped_action(&self, function: HostFn, text: &str) -> Result<SubmittedAction, GameError> {
+        let value = gaos_json::parse(text)
+            .map_err(|e| GameError::new(format!("{} returned invalid JSON: {e}", function.export())))?;
+        SubmittedAction::from_value(&value).map_err(|e| {
+            GameError::new(format!(
+                "{} of {} must return a SubmittedAction ({{id, index?, payload?, ...}}): {e}",
+                function.export(),
+                self.meta.game_ref.id
+            ))
+        })
+    }
+}
+
+fn command_context(ctx: &CommandContext<'_>) -> String {
+    let mut map = Map::new();
+    map.insert("sessionId".into(), ctx.session_id.into());
+    map.insert("participantId".into(), ctx.participant_id.into());
+    map.insert("submissionId".into(), ctx.submission_id.into());
+    map.insert("cursor".into(), Value::Number(ctx.cursor as f64));
+    map.insert("tick".into(), Value::Number(ctx.tick as f64));
+    Value::Object(map).to_string()
+}
+
+/// `timeoutToAction`'s context (kernel.md §4.10).
+pub(crate) fn timeout_context(ctx: &TimeoutContext) -> String {
+    let mut map = Map::new();
+    map.insert("sessionId".into(), ctx.session_id.clone().into());
+    map.insert("game".into(), gaos_json::to_value(&ctx.game).expect("a game reference is JSON"));
+    map.insert("levelId".into(), ctx.level_id.clone().into());
+    if let Some(version) = &ctx.level_version {
+        map.insert("levelVersion".into(), version.clone());
+    }
+    map.insert("level".into(), ctx.level.clone());
+    map.insert("seed".into(), Value::Number(f64::from(ctx.seed)));
+    map.insert("participantId".into(), ctx.participant_id.clone().map_or(Value::Null, Value::String));
+    map.insert("windowRef".into(), Value::Number(ctx.window_ref as f64));
+    Value::Object(map).to_string()
+}
+
+impl Game for ModuleGame {
+    fn game_ref(&self) -> GameRef {
+        self.meta.game_ref.clone()
+    }
+
+    fn description(&self) -> &str {
+        &self.meta.description
+    }
+
+    fn seats(&self) -> Vec<String> {
+        self.meta.seats.clone()
+    }
+
+    fn levels(&self) -> Vec<LevelSpec> {
+        self.meta.levels.clone()
+    }
+
+    fn reducer(&self) -> DynReducer {
+        erase_reducer(ModuleReducer::new(Arc::clone(&self.core), self.meta.reducer, self.meta.seats.clone()))
+    }
+
+    fn cadence(&self) -> Cadence {
+        self.meta.cadence
+    }
+
+    fn command_to_action(&self, command: &Value, ctx: &CommandContext<'_>) -> Result<SubmittedAction, GameError> {
+        let command = command.to_string();
+        let ctx = command_context(ctx);
+        let text = self.core.call(HostFn::Command, &[Arg::Text(&command), Arg::Text(&ctx)])?;
+        self.mapped_action(HostFn::Command, &text)
+    }
+
+    fn has_timeout_mapper(&self) -> bool {
+        self.meta.has_timeout_to_action
+    }
+
+    fn timeout_to_action(
+        &self,
+        ctx: &TimeoutContext,
+        timeout: &TimeoutInput,
+    ) -> Option<Result<SubmittedAction, GameError>> {
+        if !self.meta.has_timeout_to_action {
+            return None;
+        }
+        let ctx = timeout_context(ctx);
+        let timeout = timeout.to_value().to_string();
+        Some(
+            self.core
+                .call(HostFn::Timeout, &[Arg::Text(&ctx), Arg::Text(&timeout)])
+                .and_then(|text| self.mapped_action(HostFn::Timeout, &text)),
+        )
+    }
+
+    fn legal_actions(&self, view: &Value, seat: &str) -> Vec<Value> {
+        if !self.meta.has_legal_actions {
+            return Vec::new();
+        }
+        let view = view.to_string();
+        let listed =
+            self.core.call(HostFn::Legal, &[Arg::Text(&view), Arg::Text(seat)]).and_then(
+                |text| match gaos_json::parse(&text) {
+                    Ok(Value::Array(commands)) => Ok(commands),
+                    Ok(other) => Err(GameError::new(format!(
+                        "legalActions(view, seat) of {} must return an array of commands, not {}",
+                        self.meta.game_ref.id,
+                        other.type_name()
+                    ))),
+                    Err(e) => Err(GameError::new(format!("legalActions returned invalid JSON: {e}"))),
+                },
+            );
+        // Legal actions are advice for agents; a failing enumerator means
+        // "no enumerated moves", and the author sees why in the log.
+        listed.unwrap_or_else(|e| {
+            tracing::warn!(target: "gaos_module", module = %self.core.identity.entry.display(), "{e}");
+            Vec::new()
+        })
+    }
+}

@@ -1,0 +1,93 @@
+//! A module's engine instances, shared by all its sessions.
+//!
+//! Instances are stateless between calls, so a small pool (at most one per
+//! core, created on demand) serves any number of sessions: memory grows with
+//! concurrent calls, never with sessions.
+
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+use crate::ModuleLimits;
+use crate::engine::{Binding, CallFailure, Engine};
+use crate::sources::Sources;
+
+pub(crate) struct Pool {
+    /// The recorded files every new instance compiles.
+    sources: Sources,
+    limits: ModuleLimits,
+    binding: Binding,
+    max: usize,
+    state: Mutex<PoolState>,
+    freed: Condvar,
+}
+
+struct PoolState {
+    idle: Vec<Engine>,
+    /// Instances in existence (idle or in a call).
+    live: usize,
+}
+
+impl Pool {
+    /// A pool starting with the instance that loaded the module.
+    pub(crate) fn new(first: Engine, sources: &Sources, limits: &ModuleLimits, binding: Binding) -> Pool {
+        let max = std::thread::available_parallelism().map_or(2, |n| n.get()).max(1);
+        Pool {
+            sources: sources.replay(),
+            limits: *limits,
+            binding,
+            max,
+            state: Mutex::new(PoolState { idle: vec![first], live: 1 }),
+            freed: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, PoolState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Run `f` on an idle instance (or a new one). An instance whose call
+    /// crossed a limit is dropped instead of returned: its module objects
+    /// may be half-updated.
+    pub(crate) fn run<T>(&self, f: impl FnOnce(&mut Engine) -> Result<T, CallFailure>) -> Result<T, CallFailure> {
+        let mut engine = self.checkout()?;
+        let result = f(&mut engine);
+        let mut state = self.lock();
+        match &result {
+            Err(CallFailure::TimeLimit | CallFailure::MemoryLimit) => {
+                state.live -= 1;
+                drop(state);
+                drop(engine);
+            }
+            _ => state.idle.push(engine),
+        }
+        self.freed.notify_one();
+        result
+    }
+
+    fn checkout(&self) -> Result<Engine, CallFailure> {
+        let mut state = self.lock();
+        loop {
+            if let Some(engine) = state.idle.pop() {
+                return Ok(engine);
+            }
+            if state.live < self.max {
+                state.live += 1;
+                drop(state);
+                return match Engine::new(&self.sources.replay(), &self.limits, self.binding) {
+                    Ok((engine, _meta)) => Ok(engine),
+                    Err(e) => {
+                        self.lock().live -= 1;
+                        self.freed.notify_one();
+                        Err(CallFailure::Module(format!("a fresh engine for the module failed to start: {e}")))
+                    }
+                };
+            }
+            state = self.freed.wait(state).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+impl Pool {
+    pub(crate) fn limits(&self) -> &ModuleLimits {
+        &self.limits
+    }
+}

@@ -1,0 +1,178 @@
+//! [`ModuleReducer`]: the module's reducer behind [`gaos_kernel::TickReducer`].
+//!
+//! A state is the module's own JSON text (so cloning is an `Arc` bump, the
+//! key order the reducer produced is kept, and no engine holds it), plus
+//! what the kernel derives from every state, computed in the same engine
+//! call that produced it: the full view, `replayMetrics` and each declared
+//! seat's `viewFor`. One call per transition instead of one per seat, and a
+//! view that is not JSON fails the call that produced the state, naming the
+//! export.
+
+use std::sync::Arc;
+
+use gaos_json::Value;
+use gaos_kernel::{GameError, ReplayMetrics, SubmittedAction, TickReducer};
+
+use crate::engine::{Arg, HostFn};
+use crate::game::ModuleCore;
+
+/// Which optional reducer functions the module has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct ReducerMeta {
+    /// `advance` present (TickReducer); otherwise `apply` (ActionReducer).
+    pub(crate) tick_shape: bool,
+    pub(crate) has_view_for: bool,
+    pub(crate) has_validate_command: bool,
+    pub(crate) has_replay_metrics: bool,
+}
+
+impl ReducerMeta {
+    pub(crate) fn parse(value: &Value) -> ReducerMeta {
+        let flag = |key: &str| value.get(key).and_then(Value::as_bool).unwrap_or(false);
+        ReducerMeta {
+            tick_shape: value.get("shape").and_then(Value::as_str) == Some("tick"),
+            has_view_for: flag("hasViewFor"),
+            has_validate_command: flag("hasValidateCommand"),
+            has_replay_metrics: flag("hasReplayMetrics"),
+        }
+    }
+}
+
+/// A module reducer's state (see the module docs).
+#[derive(Debug, Clone)]
+pub struct ModuleState(Arc<StateInner>);
+
+#[derive(Debug)]
+struct StateInner {
+    text: Box<str>,
+    view: Value,
+    metrics: Option<u64>,
+    /// `viewFor(state, seat)` per seat of `ModuleReducer::seats` (empty
+    /// without `viewFor`).
+    seat_views: Vec<Value>,
+}
+
+impl ModuleState {
+    /// The state as the module's JSON text.
+    pub fn json(&self) -> &str {
+        &self.0.text
+    }
+}
+
+pub(crate) struct ModuleReducer {
+    core: Arc<ModuleCore>,
+    meta: ReducerMeta,
+    /// The seats whose views are derived with every state.
+    seats: Vec<String>,
+}
+
+impl ModuleReducer {
+    pub(crate) fn new(core: Arc<ModuleCore>, meta: ReducerMeta, seats: Vec<String>) -> ModuleReducer {
+        ModuleReducer { core, meta, seats }
+    }
+
+    fn derived(&self, function: HostFn, text: &str) -> Result<ModuleState, GameError> {
+        let bad = |what: &str| GameError::new(format!("{} of {}: {what}", function.export(), self.core.label));
+        let mut parts = text.split('\n');
+        let state = parts.next().ok_or_else(|| bad("no state came back"))?;
+        let parse = |part: Option<&str>, what: &str| -> Result<Value, GameError> {
+            let part = part.ok_or_else(|| bad(&format!("no {what} came back")))?;
+            gaos_json::parse(part).map_err(|e| bad(&format!("the {what} is not JSON the kernel accepts: {e}")))
+        };
+        let view = parse(parts.next(), "view")?;
+        let metrics = match parse(parts.next(), "replayMetrics")? {
+            Value::Null => None,
+            metrics => Some(self.actions_used(&metrics)?),
+        };
+        let seat_views = parts.map(|p| parse(Some(p), "viewFor")).collect::<Result<Vec<_>, _>>()?;
+        if self.meta.has_view_for && seat_views.len() != self.seats.len() {
+            return Err(bad("a view per seat did not come back"));
+        }
+        Ok(ModuleState(Arc::new(StateInner { text: state.into(), view, metrics, seat_views })))
+    }
+
+    fn actions_used(&self, metrics: &Value) -> Result<u64, GameError> {
+        metrics
+            .get("actionsUsed")
+            .and_then(Value::as_f64)
+            .filter(|x| gaos_json::is_safe_integer(*x) && *x >= 0.0)
+            .map(|x| x as u64)
+            .ok_or_else(|| {
+                GameError::new(format!(
+                    "replayMetrics(state) of {} must return {{actionsUsed: a non-negative safe integer}}, not {metrics}",
+                    self.core.label
+                ))
+            })
+    }
+}
+
+fn actions_json(actions: &[SubmittedAction]) -> String {
+    let mut out = String::from("[");
+    for (i, action) in actions.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&action.to_value().to_string());
+    }
+    out.push(']');
+    out
+}
+
+impl TickReducer for ModuleReducer {
+    type State = ModuleState;
+
+    fn init(&self, level: &Value, seed: u32) -> Result<ModuleState, GameError> {
+        let level = level.to_string();
+        let text = self.core.call(HostFn::Init, &[Arg::Text(&level), Arg::Number(f64::from(seed))])?;
+        self.derived(HostFn::Init, &text)
+    }
+
+    fn advance(&self, state: ModuleState, inputs: &[SubmittedAction]) -> Result<ModuleState, GameError> {
+        let inputs = actions_json(inputs);
+        let text = self.core.call(HostFn::Advance, &[Arg::Text(state.json()), Arg::Text(&inputs)])?;
+        self.derived(HostFn::Advance, &text)
+    }
+
+    fn view(&self, state: &ModuleState) -> Value {
+        state.0.view.clone()
+    }
+
+    fn view_for(&self, state: &ModuleState, seat: &str) -> Value {
+        if !self.meta.has_view_for {
+            return state.0.view.clone();
+        }
+        if let Some(i) = self.seats.iter().position(|s| s == seat) {
+            return state.0.seat_views[i].clone();
+        }
+        // A seat the module does not declare (a host may declare others).
+        match self.core.call(HostFn::ViewFor, &[Arg::Text(state.json()), Arg::Text(seat)]) {
+            Ok(text) => gaos_json::parse(&text).unwrap_or(Value::Null),
+            Err(e) => {
+                tracing::warn!(target: "gaos_module", module = %self.core.label, "{e}");
+                Value::Null
+            }
+        }
+    }
+
+    fn has_view_for(&self) -> bool {
+        self.meta.has_view_for
+    }
+
+    fn replay_metrics(&self, state: &ModuleState) -> Option<ReplayMetrics> {
+        state.0.metrics.map(|actions_used| ReplayMetrics { actions_used })
+    }
+
+    fn validate_command(&self, state: &ModuleState, seat: &str, action: &SubmittedAction) -> Result<(), GameError> {
+        if !self.meta.has_validate_command {
+            return Ok(());
+        }
+        let action = action.to_value().to_string();
+        let refusal =
+            self.core.call(HostFn::Validate, &[Arg::Text(state.json()), Arg::Text(seat), Arg::Text(&action)])?;
+        if refusal.is_empty() { Ok(()) } else { Err(GameError::new(refusal)) }
+    }
+
+    fn supports_empty_ticks(&self) -> bool {
+        self.meta.tick_shape
+    }
+}
