@@ -41,6 +41,14 @@ pub trait TickReducer: Send + Sync {
         false
     }
 
+    /// Why the full view (`seat: None`) or a seat's view of `state` is not
+    /// a JSON value, for reducers whose views cross a language boundary
+    /// (game modules find `undefined` or a cycle before JSON can carry it).
+    /// The kernel refuses such a view as `invalid_view` with this message.
+    fn view_problem(&self, _state: &Self::State, _seat: Option<&str>) -> Option<String> {
+        None
+    }
+
     fn replay_metrics(&self, _state: &Self::State) -> Option<ReplayMetrics> {
         None
     }
@@ -74,6 +82,9 @@ impl<T: TickReducer + ?Sized> TickReducer for Arc<T> {
     }
     fn has_view_for(&self) -> bool {
         (**self).has_view_for()
+    }
+    fn view_problem(&self, state: &Self::State, seat: Option<&str>) -> Option<String> {
+        (**self).view_problem(state, seat)
     }
     fn replay_metrics(&self, state: &Self::State) -> Option<ReplayMetrics> {
         (**self).replay_metrics(state)
@@ -266,6 +277,9 @@ where
     }
     fn has_view_for(&self) -> bool {
         self.0.has_view_for()
+    }
+    fn view_problem(&self, state: &AnyState, seat: Option<&str>) -> Option<String> {
+        state.downcast_ref::<R::State>().and_then(|s| self.0.view_problem(s, seat))
     }
     fn replay_metrics(&self, state: &AnyState) -> Option<ReplayMetrics> {
         state.downcast_ref::<R::State>().and_then(|s| self.0.replay_metrics(s))

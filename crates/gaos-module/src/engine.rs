@@ -88,6 +88,9 @@ pub(crate) enum Arg<'a> {
 pub(crate) enum CallFailure {
     /// The module threw, or returned a value outside the JSON domain.
     Module(String),
+    /// The call did something no game may do, found outside its own
+    /// exception (a dynamic `import()`); the message does not name the call.
+    Sandbox(String),
     /// The call ran past the per-call time limit (the instance is discarded).
     TimeLimit,
     /// The instance ran out of its memory limit (the instance is discarded).
@@ -182,6 +185,8 @@ pub(crate) struct Engine {
     // of the module's code.
     bound: bool,
     level_key: Option<String>,
+    /// The module's files; after loading, a resolve is a dynamic `import()`.
+    sources: Sources,
     context: Context,
     runtime: Runtime,
     guard: Arc<Guard>,
@@ -211,7 +216,15 @@ impl Engine {
         runtime.set_interrupt_handler(Some(Box::new(move || interrupt.should_interrupt())));
         runtime.set_loader(sources.resolver(), sources.loader());
         let context = Context::full(&runtime).map_err(engine_error)?;
-        let mut engine = Engine { bound: false, level_key: None, context, runtime, guard, limits: *limits };
+        let mut engine = Engine {
+            bound: false,
+            level_key: None,
+            sources: sources.clone(),
+            context,
+            runtime,
+            guard,
+            limits: *limits,
+        };
         let meta = engine.load(sources, binding)?;
         Ok((engine, meta))
     }
@@ -225,7 +238,7 @@ impl Engine {
         let result = self.context.with(|ctx| -> Result<LoadOutcome, LoadFailure> {
             let run = || -> rquickjs::Result<LoadOutcome> {
                 let log = Function::new(ctx.clone(), move |level: String, text: String| guard.console(&level, &text))?;
-                let prelude: Function = ctx.eval(PRELUDE)?;
+                let prelude: Function = ctx.eval_with_options(PRELUDE, prelude_options())?;
                 let entry_points: Object = prelude.call((log,))?;
                 let module = Module::declare(ctx.clone(), sources.entry_name(), source.as_bytes())?;
                 let (module, promise) = module.eval()?;
@@ -369,6 +382,16 @@ impl Engine {
         if self.guard.fired.load(Ordering::Relaxed) {
             return Err(CallFailure::TimeLimit);
         }
+        // A dynamic import fails the call even when the module ignores or
+        // catches the rejected promise: the module asked for something no
+        // game may have.
+        if let Some(problem) = self.sources.take_problem() {
+            let message = match problem.into_error() {
+                Ok(error) => error.to_string(),
+                Err(message) => message,
+            };
+            return Err(CallFailure::Sandbox(message));
+        }
         match result {
             Ok(value) => Ok(value),
             Err(message) if is_out_of_memory(&message) => Err(CallFailure::MemoryLimit),
@@ -409,6 +432,16 @@ where
     Ok(())
 }
 
+/// The script name of the prelude in stack traces.
+const PRELUDE_NAME: &str = "gaos-prelude.js";
+
+fn prelude_options() -> rquickjs::context::EvalOptions {
+    // Non-exhaustive: built by assignment.
+    let mut options = rquickjs::context::EvalOptions::default();
+    options.filename = Some(PRELUDE_NAME.into());
+    options
+}
+
 fn is_out_of_memory(message: &str) -> bool {
     message.contains("out of memory")
 }
@@ -437,8 +470,9 @@ fn exception_message(ctx: &Ctx<'_>, error: rquickjs::Error) -> (String, bool) {
     }
     let mut out = if message.is_empty() { name } else { format!("{name}: {message}") };
     // Syntax errors and load-time throws: where (QuickJS puts it in `stack`).
+    // The first frame in the module's own code, not in the prelude.
     if let Some(stack) = text("stack")
-        && let Some(first) = stack.lines().map(str::trim).find(|l| !l.is_empty())
+        && let Some(first) = stack.lines().map(str::trim).find(|l| !l.is_empty() && !l.contains(PRELUDE_NAME))
     {
         out.push_str(&format!(" ({first})"));
     }

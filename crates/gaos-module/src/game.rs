@@ -90,6 +90,7 @@ impl ModuleCore {
         let limits = self.pool.limits();
         GameError::new(match failure {
             CallFailure::Module(message) => message,
+            CallFailure::Sandbox(message) => format!("{} of {}: {message}", function.export(), self.label),
             CallFailure::TimeLimit => format!(
                 "{} of {} exceeded the {} ms call time limit",
                 function.export(),
@@ -147,7 +148,7 @@ impl ModuleGame {
     fn mapped_action(&self, function: HostFn, text: &str) -> Result<SubmittedAction, GameError> {
         let value = gaos_json::parse(text)
             .map_err(|e| GameError::new(format!("{} returned invalid JSON: {e}", function.export())))?;
-        SubmittedAction::from_value(&value).map_err(|e| {
+        action_from_value(value).map_err(|e| {
             GameError::new(format!(
                 "{} of {} must return a SubmittedAction ({{id, index?, payload?, ...}}): {e}",
                 function.export(),
@@ -155,6 +156,34 @@ impl ModuleGame {
             ))
         })
     }
+}
+
+/// A mapped action. A `commit` or `reveal` that is not a well-typed envelope
+/// travels in `extra` under its own name (as the built-in games do), so the
+/// kernel's envelope check refuses it as the `conflict` the reference
+/// reports, instead of the mapper failing.
+pub(crate) fn action_from_value(value: Value) -> Result<SubmittedAction, String> {
+    let Value::Object(mut map) = value else {
+        return Err(format!("an action must be an object, not {}", value.type_name()));
+    };
+    let mut malformed = Vec::new();
+    for key in ["commit", "reveal"] {
+        let typed = match map.get(key) {
+            None => true,
+            Some(envelope) if key == "commit" => {
+                gaos_json::from_value::<gaos_kernel::CommitEnvelope>(envelope.clone()).is_ok()
+            }
+            Some(envelope) => gaos_json::from_value::<gaos_kernel::RevealEnvelope>(envelope.clone()).is_ok(),
+        };
+        if !typed && let Some(envelope) = map.remove(key) {
+            malformed.push((key, envelope));
+        }
+    }
+    let mut action = SubmittedAction::from_value(&Value::Object(map))?;
+    for (key, envelope) in malformed {
+        action.extra.insert(key.into(), envelope);
+    }
+    Ok(action)
 }
 
 fn command_context(ctx: &CommandContext<'_>) -> String {

@@ -252,17 +252,22 @@
   function key(k) {
     return apply(regexTest, IDENT, [k]) ? `.${k}` : `[${stringify(k)}]`;
   }
-  function problem(root) {
+  // `roundTrip`: only what JSON text cannot carry back unchanged is a
+  // problem (a state is JSON text between calls, and never read by the
+  // host): unsafe integers and lone surrogates survive JSON.stringify and
+  // JSON.parse exactly, so a state may hold them; the views made from it
+  // may not (the kernel refuses those as invalid_view, as the reference does).
+  function problem(root, roundTrip = false) {
     const path = [];
     const open = new SetCtor();
     const at = () => (path.length === 0 ? "the value" : path.join(""));
     const walk = (v) => {
       switch (typeof v) {
         case "string":
-          return apply(regexTest, LONE_SURROGATE, [v]) ? `${at()} is a string with an unpaired surrogate` : null;
+          return !roundTrip && apply(regexTest, LONE_SURROGATE, [v]) ? `${at()} is a string with an unpaired surrogate` : null;
         case "number":
           if (!isFinite(v)) return `${at()} is ${v} (only finite numbers are JSON values)`;
-          if (isInteger(v) && !isSafeInteger(v)) return `${at()} is ${v}, an integer outside the JavaScript safe range`;
+          if (!roundTrip && isInteger(v) && !isSafeInteger(v)) return `${at()} is ${v}, an integer outside the JavaScript safe range`;
           return null;
         case "boolean":
           return null;
@@ -304,7 +309,7 @@
         let found;
         if (d.get !== undefined || d.set !== undefined) found = `${at()} is an accessor property`;
         else if (!d.enumerable) found = `${at()} is a non-enumerable property`;
-        else if (apply(regexTest, LONE_SURROGATE, [k])) found = `${at()} is a key with an unpaired surrogate`;
+        else if (!roundTrip && apply(regexTest, LONE_SURROGATE, [k])) found = `${at()} is a key with an unpaired surrogate`;
         else found = walk(d.value);
         path.pop();
         if (found !== null) return found;
@@ -319,6 +324,18 @@
     const p = problem(value);
     if (p !== null) throw new HostError(`${what}: ${p}`);
     return stringify(value);
+  }
+  function encodeState(value, what) {
+    const p = problem(value, true);
+    if (p !== null) throw new HostError(`${what}: ${p}`);
+    return stringify(value);
+  }
+  // A view (or metrics) outside the value domain is not an exception: it
+  // comes back as "!" + the problem, for the kernel's invalid_view (JSON
+  // text never starts with "!").
+  function encodeView(value, what) {
+    const p = problem(value);
+    return p === null ? stringify(value) : `!${what}: ${p}`;
   }
   class HostError extends ErrorCtor {}
   define(HostError.prototype, "name", { value: "HostError" });
@@ -355,7 +372,8 @@
         return undefined;
       }
       if (!types.includes(isArray(v) ? "array" : v === null ? "null" : typeof v)) {
-        throw shapeError(`${where}.${name} must be ${types.join(" or ")}, not ${typeName(v)}`);
+        const article = (t) => (t === "array" || t === "object" ? `an ${t}` : `a ${t}`);
+        throw shapeError(`${where}.${name} must be ${types.map(article).join(" or ")}, not ${typeName(v)}`);
       }
       return v;
     };
@@ -484,14 +502,15 @@
     // part one JSON text on its own line (JSON.stringify never writes a raw
     // newline): state, view, replayMetrics (or null), then viewFor per seat.
     const derive = (state, produced) => {
-      const parts = [encode(state, `the state ${produced} of ${gameId} returned`)];
-      parts.push(encode(call("view(state)", r.view, [state]), `view(state) of ${gameId}`));
+      const parts = [encodeState(state, `the state ${produced} of ${gameId} returned`)];
+      parts.push(encodeView(call("view(state)", r.view, [state]), `view(state) of ${gameId}`));
       if (r.replayMetrics !== undefined) {
-        parts.push(encode(call("replayMetrics(state)", r.replayMetrics, [state]), `replayMetrics(state) of ${gameId}`));
+        parts.push(encodeView(call("replayMetrics(state)", r.replayMetrics, [state]), `replayMetrics(state) of ${gameId}`));
       } else parts.push("null");
       if (r.viewFor !== undefined) {
         for (const seat of seats) {
-          parts.push(encode(call(`viewFor(state, ${stringify(seat)})`, r.viewFor, [state, seat]), `viewFor(state, ${stringify(seat)}) of ${gameId}`));
+          const what = `viewFor(state, ${stringify(seat)})`;
+          parts.push(encodeView(call(what, r.viewFor, [state, seat]), `${what} of ${gameId}`));
         }
       }
       return parts.join("\n");
@@ -507,8 +526,9 @@
       },
       viewFor(stateText, seat) {
         const state = parse(stateText);
-        if (r.viewFor === undefined) return encode(call("view(state)", r.view, [state]), `view(state) of ${gameId}`);
-        return encode(call(`viewFor(state, ${stringify(seat)})`, r.viewFor, [state, seat]), `viewFor(state, ${stringify(seat)}) of ${gameId}`);
+        if (r.viewFor === undefined) return encodeView(call("view(state)", r.view, [state]), `view(state) of ${gameId}`);
+        const what = `viewFor(state, ${stringify(seat)})`;
+        return encodeView(call(what, r.viewFor, [state, seat]), `${what} of ${gameId}`);
       },
       // "" when the action is allowed, else the module's reason.
       validate(stateText, seat, actionText) {
@@ -525,7 +545,7 @@
   }
   function bind(ns, file) {
     if (!hasOwn.call(ns, "default")) {
-      throw shapeError(`${file} has no default export (game-module.md §1: \`export default { game, seats, levels, reducer, commandToAction, ... }\`)`);
+      throw shapeError(`the module has no default export (game-module.md §1: \`export default { game, seats, levels, reducer, commandToAction, ... }\`)`);
     }
     const m = readShape(ns.default, "export default");
     const gameId = m.meta.game.id;

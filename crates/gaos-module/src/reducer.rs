@@ -45,11 +45,12 @@ pub struct ModuleState(Arc<StateInner>);
 #[derive(Debug)]
 struct StateInner {
     text: Box<str>,
-    view: Value,
-    metrics: Option<u64>,
+    /// `Err`: why the view is not a JSON value (the kernel's `invalid_view`).
+    view: Result<Value, String>,
+    metrics: Result<Option<u64>, String>,
     /// `viewFor(state, seat)` per seat of `ModuleReducer::seats` (empty
     /// without `viewFor`).
-    seat_views: Vec<Value>,
+    seat_views: Vec<Result<Value, String>>,
 }
 
 impl ModuleState {
@@ -75,34 +76,57 @@ impl ModuleReducer {
         let bad = |what: &str| GameError::new(format!("{} of {}: {what}", function.export(), self.core.label));
         let mut parts = text.split('\n');
         let state = parts.next().ok_or_else(|| bad("no state came back"))?;
-        let parse = |part: Option<&str>, what: &str| -> Result<Value, GameError> {
-            let part = part.ok_or_else(|| bad(&format!("no {what} came back")))?;
-            gaos_json::parse(part).map_err(|e| bad(&format!("the {what} is not JSON the kernel accepts: {e}")))
+        let view = parts.next().map(read_view).ok_or_else(|| bad("no view came back"))?;
+        let metrics = match parts.next().map(read_view).ok_or_else(|| bad("no replayMetrics came back"))? {
+            Ok(Value::Null) => Ok(None),
+            Ok(metrics) => self.actions_used(&metrics).map(Some),
+            Err(problem) => Err(problem),
         };
-        let view = parse(parts.next(), "view")?;
-        let metrics = match parse(parts.next(), "replayMetrics")? {
-            Value::Null => None,
-            metrics => Some(self.actions_used(&metrics)?),
-        };
-        let seat_views = parts.map(|p| parse(Some(p), "viewFor")).collect::<Result<Vec<_>, _>>()?;
+        let seat_views: Vec<Result<Value, String>> = parts.map(read_view).collect();
         if self.meta.has_view_for && seat_views.len() != self.seats.len() {
             return Err(bad("a view per seat did not come back"));
         }
         Ok(ModuleState(Arc::new(StateInner { text: state.into(), view, metrics, seat_views })))
     }
 
-    fn actions_used(&self, metrics: &Value) -> Result<u64, GameError> {
+    fn actions_used(&self, metrics: &Value) -> Result<u64, String> {
         metrics
             .get("actionsUsed")
             .and_then(Value::as_f64)
             .filter(|x| gaos_json::is_safe_integer(*x) && *x >= 0.0)
             .map(|x| x as u64)
             .ok_or_else(|| {
-                GameError::new(format!(
-                    "replayMetrics(state) of {} must return {{actionsUsed: a non-negative safe integer}}, not {metrics}",
+                format!(
+                    "replayMetrics(state) of {}: actionsUsed must be a non-negative safe integer, in {metrics}",
                     self.core.label
-                ))
+                )
             })
+    }
+}
+
+/// One view part of an engine answer: JSON text, or `!` and the reason the
+/// module's view is not a JSON value.
+fn read_view(part: &str) -> Result<Value, String> {
+    match part.strip_prefix('!') {
+        Some(problem) => Err(problem.to_owned()),
+        // The prelude checked the value domain; this parse cannot fail on
+        // its output, but a message beats a panic.
+        None => gaos_json::parse(part).map_err(|e| format!("the view is not JSON the kernel accepts: {e}")),
+    }
+}
+
+impl ModuleReducer {
+    fn seat_view(&self, state: &ModuleState, seat: &str) -> Result<Value, String> {
+        if !self.meta.has_view_for {
+            return state.0.view.clone();
+        }
+        if let Some(i) = self.seats.iter().position(|s| s == seat) {
+            return state.0.seat_views[i].clone();
+        }
+        // A seat the module does not declare (a host may declare others).
+        let text =
+            self.core.call(HostFn::ViewFor, &[Arg::Text(state.json()), Arg::Text(seat)]).map_err(|e| e.message)?;
+        read_view(&text)
     }
 }
 
@@ -134,32 +158,27 @@ impl TickReducer for ModuleReducer {
     }
 
     fn view(&self, state: &ModuleState) -> Value {
-        state.0.view.clone()
+        // A view that is not JSON is refused through `view_problem` first.
+        state.0.view.clone().unwrap_or(Value::Null)
     }
 
     fn view_for(&self, state: &ModuleState, seat: &str) -> Value {
-        if !self.meta.has_view_for {
-            return state.0.view.clone();
-        }
-        if let Some(i) = self.seats.iter().position(|s| s == seat) {
-            return state.0.seat_views[i].clone();
-        }
-        // A seat the module does not declare (a host may declare others).
-        match self.core.call(HostFn::ViewFor, &[Arg::Text(state.json()), Arg::Text(seat)]) {
-            Ok(text) => gaos_json::parse(&text).unwrap_or(Value::Null),
-            Err(e) => {
-                tracing::warn!(target: "gaos_module", module = %self.core.label, "{e}");
-                Value::Null
-            }
-        }
+        self.seat_view(state, seat).unwrap_or(Value::Null)
     }
 
     fn has_view_for(&self) -> bool {
         self.meta.has_view_for
     }
 
+    fn view_problem(&self, state: &ModuleState, seat: Option<&str>) -> Option<String> {
+        match seat {
+            None => state.0.view.as_ref().err().or(state.0.metrics.as_ref().err()).cloned(),
+            Some(seat) => self.seat_view(state, seat).err(),
+        }
+    }
+
     fn replay_metrics(&self, state: &ModuleState) -> Option<ReplayMetrics> {
-        state.0.metrics.map(|actions_used| ReplayMetrics { actions_used })
+        state.0.metrics.clone().ok().flatten().map(|actions_used| ReplayMetrics { actions_used })
     }
 
     fn validate_command(&self, state: &ModuleState, seat: &str, action: &SubmittedAction) -> Result<(), GameError> {

@@ -9,6 +9,7 @@ use gaos_json::{CanonicalSink, Value, canonical_json};
 
 use super::{SeatView, SessionKernel};
 use crate::error::{AdvanceCode, KernelError};
+use crate::game::GameRef;
 use crate::options::KernelOptions;
 use crate::protocol::IntentWindow;
 use crate::reducer::TickReducer;
@@ -30,15 +31,17 @@ pub(super) struct ViewFacts {
     pub(super) participants: Vec<String>,
 }
 
-pub(super) fn invalid_view(message: impl Into<String>) -> KernelError {
-    KernelError::advance(AdvanceCode::InvalidView, message)
+/// `invalid_view`, naming the game: with games loaded from modules, the
+/// author must see which game's view was refused.
+pub(super) fn invalid_view(game: &GameRef, message: impl std::fmt::Display) -> KernelError {
+    KernelError::advance(AdvanceCode::InvalidView, format!("the view of {}: {message}", game.id))
 }
 
 /// A view must be canonical-JSON encodable (kernel spec §2.1): a number that
 /// is no longer a safe integer (a counter passing 2^53) is the kernel's
 /// `invalid_view`, not a reducer failure.
-fn in_value_domain(view: &Value) -> Result<(), KernelError> {
-    gaos_json::check_value(view).map_err(|e| invalid_view(format!("a view must be plain JSON: {e}")))
+fn in_value_domain(game: &GameRef, view: &Value) -> Result<(), KernelError> {
+    gaos_json::check_value(view).map_err(|e| invalid_view(game, format!("a view must be plain JSON: {e}")))
 }
 
 impl<R> SessionKernel<R>
@@ -59,18 +62,22 @@ where
 
     /// Status, stars, metrics and window participants of a full view.
     pub(super) fn facts(options: &KernelOptions<R>, state: &R::State, view: &Value) -> Result<ViewFacts, KernelError> {
-        let map = view.as_object().ok_or_else(|| invalid_view("a view must be a JSON object"))?;
-        in_value_domain(view)?;
+        // The reducer's own account names the game and the call already.
+        if let Some(problem) = options.reducer.view_problem(state, None) {
+            return Err(KernelError::advance(AdvanceCode::InvalidView, problem));
+        }
+        let map = view.as_object().ok_or_else(|| invalid_view(&options.game, "a view must be a JSON object"))?;
+        in_value_domain(&options.game, view)?;
         let Some(status) = map.get("status").and_then(Value::as_str).and_then(GameStatus::parse) else {
-            return Err(invalid_view("view.status must be playing, won, failed or ended"));
+            return Err(invalid_view(&options.game, "view.status must be playing, won, failed or ended"));
         };
         let stars = match map.get("stars") {
             None => None,
             Some(Value::Number(x)) => Some(*x),
-            Some(_) => return Err(invalid_view("view.stars must be a number")),
+            Some(_) => return Err(invalid_view(&options.game, "view.stars must be a number")),
         };
         if status == GameStatus::Ended && stars.is_some() {
-            return Err(invalid_view("an ended view must not report stars"));
+            return Err(invalid_view(&options.game, "an ended view must not report stars"));
         }
         let actions_used = match options.reducer.replay_metrics(state) {
             Some(m) => m.actions_used,
@@ -80,7 +87,7 @@ where
                 .and_then(Value::as_f64)
                 .filter(|x| gaos_json::is_safe_integer(*x) && *x >= 0.0)
                 .map(|x| x as u64)
-                .ok_or_else(|| invalid_view("actionsUsed must be a non-negative safe integer"))?,
+                .ok_or_else(|| invalid_view(&options.game, "actionsUsed must be a non-negative safe integer"))?,
         };
         let participants = participants_of(view, &options.seats)?;
         Ok(ViewFacts { status, stars, actions_used, participants })
@@ -96,11 +103,14 @@ where
             .iter()
             .enumerate()
             .map(|(i, seat)| {
+                if let Some(problem) = options.reducer.view_problem(state, Some(seat)) {
+                    return Err(KernelError::advance(AdvanceCode::InvalidView, problem));
+                }
                 let view = options.reducer.view_for(state, seat);
                 if !view.is_object() {
-                    return Err(invalid_view(format!("the view for {seat} must be a JSON object")));
+                    return Err(invalid_view(&options.game, format!("the view for {seat} must be a JSON object")));
                 }
-                in_value_domain(&view)?;
+                in_value_domain(&options.game, &view)?;
                 let canonical = canonical_json(&view);
                 let revision = previous.map_or(0, |p| p[i].revision + 1);
                 Ok(SeatView {

@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use gaos_json::canonical_json;
+use gaos_json::{Value, canonical_json};
 
 use super::SessionKernel;
 use super::derive::Derived;
@@ -343,7 +343,20 @@ where
                 || facts.stars != result.stars
                 || facts.actions_used != result.actions_used
             {
-                return Err(bad(i, "the recorded result differs from the re-simulated one"));
+                let stars = |x: Option<f64>| x.map_or_else(|| "none".to_owned(), |x| Value::Number(x).to_string());
+                return Err(bad(
+                    i,
+                    format!(
+                        "the recorded result (status {}, stars {}, actionsUsed {}) differs from the re-simulated one \
+                         (status {}, stars {}, actionsUsed {}): the game's code changed or it is not deterministic",
+                        result.status,
+                        stars(result.stars),
+                        result.actions_used,
+                        facts.status.as_str(),
+                        stars(facts.stars),
+                        facts.actions_used
+                    ),
+                ));
             }
             Ok(())
         });
@@ -538,7 +551,8 @@ where
             return Err(bad(
                 i,
                 format!(
-                    "checkpoint (tick {tick}, digest {digest}) differs from the rebuilt kernel (tick {}, digest {})",
+                    "checkpoint (tick {tick}, digest {digest}) differs from the rebuilt kernel (tick {}, digest {}): \
+                     the seats' views differ, so the game's code changed or it is not deterministic",
                     self.live.tick,
                     self.digest()
                 ),

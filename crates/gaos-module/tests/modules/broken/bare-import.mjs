@@ -1,0 +1,2 @@
+import { shuffle } from "lodash";
+export default { shuffle };

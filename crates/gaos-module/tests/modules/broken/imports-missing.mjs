@@ -1,0 +1,2 @@
+import rules from "./no-such-file.mjs";
+export default rules;

@@ -1,0 +1,3 @@
+export default {
+  game: { id: "test/broken", version: "1" adapter: {} },
+};

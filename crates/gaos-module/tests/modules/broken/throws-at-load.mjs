@@ -1,0 +1,2 @@
+const seed = Date.now();
+export default { seed };

@@ -1,0 +1,1 @@
+export const SEATS = ["left", "right"];
