@@ -168,6 +168,13 @@ pub trait Game: Send + Sync {
     /// `commandToAction`: map a protocol command to the reducer's action.
     fn command_to_action(&self, command: &Value, ctx: &CommandContext<'_>) -> Result<SubmittedAction, GameError>;
 
+    /// False for a game known only by its reducers (the reference
+    /// verifier-adapter shape without `commandToAction`): a verifier then
+    /// cannot re-map recorded commands and says so instead of failing them.
+    fn has_command_mapper(&self) -> bool {
+        true
+    }
+
     /// Whether the game has a timeout mapper.
     fn has_timeout_mapper(&self) -> bool {
         false

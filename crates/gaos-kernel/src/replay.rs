@@ -47,6 +47,6 @@ pub use validate::{
     ReplayView, ResolutionView, TimeoutView, TotalsView, validate_replay,
 };
 pub use verify::{
-    GameResolver, ReplaySource, ReplayedLevel, Stage, Verdict, VerifyOptions, VerifyReport, kernel_digest,
-    verify_replay,
+    GameResolver, LevelContext, ReplaySource, ReplayedLevel, Stage, Verdict, VerifyOptions, VerifyReport,
+    kernel_digest, verify_replay,
 };

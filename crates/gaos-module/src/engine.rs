@@ -398,10 +398,6 @@ impl Engine {
             Err(message) => Err(CallFailure::Module(message)),
         }
     }
-
-    pub(crate) fn limits(&self) -> &ModuleLimits {
-        &self.limits
-    }
 }
 
 struct LoadOutcome {

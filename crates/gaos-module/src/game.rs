@@ -83,7 +83,23 @@ pub(crate) struct ModuleCore {
 impl ModuleCore {
     /// One host call, with limit failures worded for the game author.
     pub(crate) fn call(&self, function: HostFn, args: &[Arg<'_>]) -> Result<String, GameError> {
-        self.pool.run(|engine| engine.call(function, args)).map_err(|failure| self.failure(function, failure))
+        self.call_at(None, function, args)
+    }
+
+    /// A host call for one level of a verifier adapter (`level`: the level
+    /// context as JSON text), binding that level's reducer in the engine
+    /// first when the engine last served another level.
+    pub(crate) fn call_at(&self, level: Option<&str>, function: HostFn, args: &[Arg<'_>]) -> Result<String, GameError> {
+        self.pool
+            .run(|engine| {
+                if let Some(context) = level
+                    && engine.level_key() != Some(context)
+                {
+                    engine.bind_level(context, "[]")?;
+                }
+                engine.call(function, args)
+            })
+            .map_err(|failure| self.failure(function, failure))
     }
 
     pub(crate) fn failure(&self, function: HostFn, failure: CallFailure) -> GameError {
@@ -145,7 +161,7 @@ impl ModuleGame {
         &self.core.identity
     }
 
-    fn mapped_action(&self, function: HostFn, text: &str) -> Result<SubmittedAction, GameError> {
+    pub(crate) fn mapped_action(&self, function: HostFn, text: &str) -> Result<SubmittedAction, GameError> {
         let value = gaos_json::parse(text)
             .map_err(|e| GameError::new(format!("{} returned invalid JSON: {e}", function.export())))?;
         action_from_value(value).map_err(|e| {
@@ -186,7 +202,7 @@ pub(crate) fn action_from_value(value: Value) -> Result<SubmittedAction, String>
     Ok(action)
 }
 
-fn command_context(ctx: &CommandContext<'_>) -> String {
+pub(crate) fn command_context(ctx: &CommandContext<'_>) -> String {
     let mut map = Map::new();
     map.insert("sessionId".into(), ctx.session_id.into());
     map.insert("participantId".into(), ctx.participant_id.into());
@@ -230,7 +246,7 @@ impl Game for ModuleGame {
     }
 
     fn reducer(&self) -> DynReducer {
-        erase_reducer(ModuleReducer::new(Arc::clone(&self.core), self.meta.reducer, self.meta.seats.clone()))
+        erase_reducer(ModuleReducer::new(Arc::clone(&self.core), self.meta.reducer, self.meta.seats.clone(), None))
     }
 
     fn cadence(&self) -> Cadence {

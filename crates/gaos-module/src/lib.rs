@@ -27,7 +27,7 @@
 //!
 //! Identity: see [`ModuleIdentity`] for the exact digest construction.
 
-#[allow(dead_code)] // The verifier-adapter half is wired in the next step.
+mod adapter;
 mod engine;
 mod error;
 mod game;
@@ -38,6 +38,7 @@ mod sources;
 use std::path::Path;
 use std::time::Duration;
 
+pub use adapter::{ReplayAdapter, load_replay_adapter};
 pub use error::{BUNDLE_HINT, ModuleError};
 pub use game::ModuleGame;
 pub use reducer::ModuleState;

@@ -65,11 +65,22 @@ pub(crate) struct ModuleReducer {
     meta: ReducerMeta,
     /// The seats whose views are derived with every state.
     seats: Vec<String>,
+    /// For a verifier adapter: the level context the reducer belongs to.
+    level: Option<Arc<str>>,
 }
 
 impl ModuleReducer {
-    pub(crate) fn new(core: Arc<ModuleCore>, meta: ReducerMeta, seats: Vec<String>) -> ModuleReducer {
-        ModuleReducer { core, meta, seats }
+    pub(crate) fn new(
+        core: Arc<ModuleCore>,
+        meta: ReducerMeta,
+        seats: Vec<String>,
+        level: Option<Arc<str>>,
+    ) -> ModuleReducer {
+        ModuleReducer { core, meta, seats, level }
+    }
+
+    fn call(&self, function: HostFn, args: &[Arg<'_>]) -> Result<String, GameError> {
+        self.core.call_at(self.level.as_deref(), function, args)
     }
 
     fn derived(&self, function: HostFn, text: &str) -> Result<ModuleState, GameError> {
@@ -124,8 +135,7 @@ impl ModuleReducer {
             return state.0.seat_views[i].clone();
         }
         // A seat the module does not declare (a host may declare others).
-        let text =
-            self.core.call(HostFn::ViewFor, &[Arg::Text(state.json()), Arg::Text(seat)]).map_err(|e| e.message)?;
+        let text = self.call(HostFn::ViewFor, &[Arg::Text(state.json()), Arg::Text(seat)]).map_err(|e| e.message)?;
         read_view(&text)
     }
 }
@@ -147,13 +157,13 @@ impl TickReducer for ModuleReducer {
 
     fn init(&self, level: &Value, seed: u32) -> Result<ModuleState, GameError> {
         let level = level.to_string();
-        let text = self.core.call(HostFn::Init, &[Arg::Text(&level), Arg::Number(f64::from(seed))])?;
+        let text = self.call(HostFn::Init, &[Arg::Text(&level), Arg::Number(f64::from(seed))])?;
         self.derived(HostFn::Init, &text)
     }
 
     fn advance(&self, state: ModuleState, inputs: &[SubmittedAction]) -> Result<ModuleState, GameError> {
         let inputs = actions_json(inputs);
-        let text = self.core.call(HostFn::Advance, &[Arg::Text(state.json()), Arg::Text(&inputs)])?;
+        let text = self.call(HostFn::Advance, &[Arg::Text(state.json()), Arg::Text(&inputs)])?;
         self.derived(HostFn::Advance, &text)
     }
 
@@ -186,8 +196,7 @@ impl TickReducer for ModuleReducer {
             return Ok(());
         }
         let action = action.to_value().to_string();
-        let refusal =
-            self.core.call(HostFn::Validate, &[Arg::Text(state.json()), Arg::Text(seat), Arg::Text(&action)])?;
+        let refusal = self.call(HostFn::Validate, &[Arg::Text(state.json()), Arg::Text(seat), Arg::Text(&action)])?;
         if refusal.is_empty() { Ok(()) } else { Err(GameError::new(refusal)) }
     }
 

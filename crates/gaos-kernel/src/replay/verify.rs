@@ -55,7 +55,7 @@ use gaos_json::Value;
 use super::format::ReplayArtifact;
 use super::problem::ProblemList;
 use super::read::{decode_utf8, read_view};
-use super::validate::{ReplayView, validate_replay};
+use super::validate::{LevelView, ReplayView, validate_replay};
 use crate::action::SubmittedAction;
 use crate::commitment::CommitmentBook;
 
@@ -82,6 +82,53 @@ const MAX_NOTES: usize = 100;
 pub trait GameResolver {
     /// The game for `game`, or `None` when it is unknown.
     fn resolve(&self, game: &GameRef) -> Option<Arc<dyn Game>>;
+
+    /// The game that re-simulates one level (the reference's per-level
+    /// `resolveReducer({game, level, dmath?})`): by default the game
+    /// resolved for the whole replay. `None` leaves the level unverifiable
+    /// (the reference verifier-adapter shape may have no reducer for it).
+    fn resolve_level(&self, game: &Arc<dyn Game>, _context: &LevelContext<'_>) -> Option<Arc<dyn Game>> {
+        Some(Arc::clone(game))
+    }
+}
+
+/// What [`GameResolver::resolve_level`] is told about a level.
+#[derive(Debug, Clone, Copy)]
+pub struct LevelContext<'a> {
+    /// `header.game`.
+    pub game: &'a GameRef,
+    /// The level's header entry.
+    pub level: &'a LevelView,
+    /// `header.extensions.dmath`, when declared.
+    pub dmath: Option<&'a Value>,
+}
+
+impl LevelContext<'_> {
+    /// `{game, level, dmath?}` as the reference passes it, `level` being the
+    /// header's level entry.
+    pub fn to_value(&self) -> Value {
+        let mut level = gaos_json::Map::new();
+        level.insert("index".into(), Value::Number(self.level.index as f64));
+        level.insert("id".into(), self.level.id.clone().into());
+        if let Some(version) = &self.level.version {
+            level.insert("version".into(), version.clone());
+        }
+        level.insert("seed".into(), Value::Number(f64::from(self.level.seed)));
+        level.insert("level".into(), self.level.level.clone());
+        let result = &self.level.result;
+        let mut recorded = gaos_json::Map::new();
+        recorded.insert("status".into(), result.status.as_str().into());
+        recorded.insert("stars".into(), result.stars.map_or(Value::Null, Value::Number));
+        recorded.insert("actionsUsed".into(), Value::Number(result.actions_used as f64));
+        level.insert("result".into(), Value::Object(recorded));
+        let mut context = gaos_json::Map::new();
+        context.insert("game".into(), gaos_json::to_value(self.game).expect("a game reference is JSON"));
+        context.insert("level".into(), Value::Object(level));
+        if let Some(dmath) = self.dmath {
+            context.insert("dmath".into(), dmath.clone());
+        }
+        Value::Object(context)
+    }
 }
 
 impl<F> GameResolver for F
@@ -329,7 +376,7 @@ fn verify_view(
             wanted.adapter.version
         ));
     }
-    Recheck::new(view, &*game, options.strict).run()
+    Recheck::new(view, game, resolver, options.strict).run()
 }
 
 fn number(x: Option<f64>) -> String {
@@ -401,7 +448,11 @@ struct LevelRun {
 
 struct Recheck<'v> {
     view: &'v ReplayView,
-    game: &'v dyn Game,
+    /// The game resolved for the replay; `game` is the one of the level
+    /// being re-simulated (the same unless the resolver is level-aware).
+    replay_game: Arc<dyn Game>,
+    resolver: &'v dyn GameResolver,
+    game: Arc<dyn Game>,
     reducer: DynReducer,
     seats: Vec<String>,
     sorted_seats: Vec<String>,
@@ -414,4 +465,5 @@ struct Recheck<'v> {
     actions: Vec<SubmittedAction>,
     empty_ticks: u64,
     noted_no_timeout_mapper: bool,
+    noted_no_command_mapper: bool,
 }

@@ -37,6 +37,13 @@ impl<'v> Recheck<'v> {
             self.problems.at(line, path.field("canonicalCommand"), "is not canonical JSON text");
             return;
         }
+        if !self.game.has_command_mapper() {
+            if !self.noted_no_command_mapper {
+                self.noted_no_command_mapper = true;
+                self.note("recorded commands were not re-mapped: the adapter has no command mapper".into());
+            }
+            return;
+        }
         let ctx =
             CommandContext { session_id: &self.view.session_id, participant_id: seat, submission_id, cursor, tick };
         match self.game.command_to_action(&command, &ctx) {

@@ -99,7 +99,11 @@ impl<'v> Recheck<'v> {
                 self.problems.at(line, "commit-mismatch.cursor", message);
             }
         }
-        let mapped = m.canonical_command.as_deref().map(|text| self.mapped_reveal(m, text, run.cursor));
+        let mapped = m
+            .canonical_command
+            .as_deref()
+            .filter(|_| self.game.has_command_mapper())
+            .map(|text| self.mapped_reveal(m, text, run.cursor));
         if let (Some((salt, payload)), Some(mapped), Some(_)) = (&m.attempted_reveal, &mapped, m.cursor) {
             let expected =
                 RevealEnvelope { commitment_id: m.commitment_id, salt: salt.clone(), payload: payload.clone() };

@@ -1,6 +1,9 @@
 //! The re-simulation loop: every level from `init`, one reducer call per
 //! resolution (or legacy action line), then results and totals compared.
 
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
 use gaos_json::Value;
 
 use super::{
@@ -13,17 +16,25 @@ use crate::game::Game;
 use crate::replay::format::describe;
 use crate::replay::model::{LevelView, RecordBody, RecordView, ReplayView, ResolutionView};
 use crate::replay::problem::ProblemList;
+use crate::replay::verify::{GameResolver, LevelContext};
 use crate::view::GameStatus;
 
 impl<'v> Recheck<'v> {
-    pub(super) fn new(view: &'v ReplayView, game: &'v dyn Game, strict: bool) -> Self {
-        let seats = game.seats();
+    pub(super) fn new(view: &'v ReplayView, game: Arc<dyn Game>, resolver: &'v dyn GameResolver, strict: bool) -> Self {
+        let mut seats = game.seats();
+        if seats.is_empty() {
+            // A game that declares no seats (a verifier adapter knows only
+            // reducers) is checked against the seats the replay names.
+            seats = seats_named_in(view);
+        }
         let mut sorted_seats = seats.clone();
         sorted_seats.sort();
         Recheck {
             view,
-            game,
+            replay_game: Arc::clone(&game),
+            resolver,
             reducer: game.reducer(),
+            game,
             seats,
             sorted_seats,
             strict,
@@ -35,6 +46,7 @@ impl<'v> Recheck<'v> {
             actions: Vec::new(),
             empty_ticks: 0,
             noted_no_timeout_mapper: false,
+            noted_no_command_mapper: false,
         }
     }
 
@@ -105,6 +117,24 @@ impl<'v> Recheck<'v> {
             outcome: None,
             resolutions: 0,
         };
+        let dmath = view_dmath(self.view);
+        let context = LevelContext { game: &self.view.game, level, dmath };
+        match self.resolver.resolve_level(&self.replay_game, &context) {
+            Some(game) => {
+                if !Arc::ptr_eq(&game, &self.game) {
+                    self.reducer = game.reducer();
+                    self.game = game;
+                }
+            }
+            None => {
+                self.unverifiable.at(
+                    1,
+                    format!("header.levels[{}]", level.index),
+                    "the adapter resolves no reducer for this level, so it cannot be re-simulated",
+                );
+                return replayed;
+            }
+        }
         let state = match self.reducer.init(&level.level, level.seed) {
             Ok(state) => state,
             Err(e) => {
@@ -391,4 +421,24 @@ impl<'v> Recheck<'v> {
             run.terminal_line = Some(line);
         }
     }
+}
+
+/// `header.extensions.dmath`, when declared.
+fn view_dmath(view: &ReplayView) -> Option<&Value> {
+    view.extensions.as_ref().and_then(|e| e.get("dmath"))
+}
+
+/// Every seat a replay's records name (inputs, timeouts, commit mismatches).
+fn seats_named_in(view: &ReplayView) -> Vec<String> {
+    let mut seats = BTreeSet::new();
+    for record in &view.records {
+        match &record.body {
+            RecordBody::Resolution(res) | RecordBody::Action(res) => {
+                seats.extend(res.inputs.iter().filter_map(|i| i.seat()).map(str::to_owned));
+            }
+            RecordBody::Timeout(timeout) => seats.extend(timeout.participant_id.clone()),
+            _ => {}
+        }
+    }
+    seats.into_iter().collect()
 }
