@@ -4,20 +4,24 @@
 //! shared pack and of the project's pack byte for byte. The ports also agree
 //! with the built-in games on what the scripts do not reach: their metadata,
 //! their views along played-out games over every shipped level, their legal
-//! moves and their timeout mappings.
+//! moves and their timeout mappings; and they re-simulate every case of the
+//! shared pack's replay corpus to the verdict the reference gave.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use gaos_conformance::{read_script, run_script_with, script_game_id};
 use gaos_games::GameRegistry;
 use gaos_json::{Value, canonical_json};
+use gaos_kernel::replay::{VerifyOptions, VerifyReport, verify_replay};
 use gaos_kernel::{
-    COMMIT_SCHEME, CommandContext, CommitEnvelope, Game, SubmittedAction, TickReducer, TimeoutContext, TimeoutInput,
+    COMMIT_SCHEME, CommandContext, CommitEnvelope, Game, GameRef, SubmittedAction, TickReducer, TimeoutContext,
+    TimeoutInput,
 };
 use gaos_module::{ModuleGame, ModuleLimits};
-use gaos_testkit::conformance_dir;
 use gaos_testkit::conformance_outputs::{compare_outputs, project_conformance_dir, script_paths};
+use gaos_testkit::{array_field, conformance_dir, read_conformance_json, str_field};
 
 const PORTED: [&str; 5] =
     ["conformance/counter", "conformance/hilo", "conformance/race", "conformance/sealed", "conformance/tictactoe"];
@@ -260,4 +264,67 @@ fn the_sealed_port_settles_auctions_like_the_built_in_game() {
             }
         }
     }
+}
+
+/// `line N: field` of a verifier problem `line N: field: message`.
+fn problem_location(problem: &str) -> &str {
+    let end = problem.match_indices(": ").nth(1).map_or(problem.len(), |(i, _)| i);
+    &problem[..end]
+}
+
+/// Every case of `replays/index.json` (the reference's replays, original and
+/// tampered), re-simulated with the ports instead of the built-in games,
+/// gets the verdict and stage the index gives; in strict mode (which also
+/// recomputes checkpoint digests and insists on canonical bytes) the ports
+/// give the verdict, stage and problems the built-in games give.
+#[test]
+fn the_ports_verify_the_replay_corpus_like_the_reference() {
+    let ports: BTreeMap<String, Arc<dyn Game>> = ports()
+        .into_iter()
+        .map(|(builtin, module)| (builtin.game_ref().id, Arc::new(module) as Arc<dyn Game>))
+        .collect();
+    let with_ports = |game: &GameRef| -> Option<Arc<dyn Game>> { ports.get(&game.id).cloned() };
+    let registry = GameRegistry::builtin();
+    let built_in = |game: &GameRef| -> Option<Arc<dyn Game>> { registry.get(&game.id) };
+    let index = read_conformance_json("replays/index.json");
+    let cases = array_field(&index, "cases");
+    assert!(cases.len() >= 60, "expected the full replay corpus, found {} cases", cases.len());
+    let mut mismatches = Vec::new();
+    let mut resimulated = 0;
+    for case in cases {
+        let file = str_field(case, "file");
+        let bytes = std::fs::read(conformance_dir().join("replays").join(file)).expect("replay file");
+        let report = verify_replay(bytes.as_slice(), &with_ports, &VerifyOptions { strict: false });
+        let stage = report.stage.map(|stage| stage.to_string());
+        let want_stage = case.get("stage").and_then(Value::as_str);
+        if report.verdict.to_string() != str_field(case, "verdict") || stage.as_deref() != want_stage {
+            mismatches.push(format!(
+                "{file}: expected {} at {want_stage:?}, got {} at {stage:?}: {:?}",
+                str_field(case, "verdict"),
+                report.verdict,
+                report.problems.to_strings()
+            ));
+        }
+        resimulated += report.resolutions;
+        let strict = VerifyOptions { strict: true };
+        let (js, rust) = (
+            verify_replay(bytes.as_slice(), &with_ports, &strict),
+            verify_replay(bytes.as_slice(), &built_in, &strict),
+        );
+        // Problems are compared by where they point (`line N: field`): the
+        // text of a game's own refusal names the engine that ran it.
+        let outline = |r: &VerifyReport| {
+            let at: Vec<String> = r.problems.to_strings().iter().map(|p| problem_location(p).to_owned()).collect();
+            (r.verdict, r.stage, r.resolutions, at)
+        };
+        if outline(&js) != outline(&rust) {
+            mismatches.push(format!(
+                "{file} (strict): the ports give {:?}, the built-in games {:?}",
+                outline(&js),
+                outline(&rust)
+            ));
+        }
+    }
+    assert!(mismatches.is_empty(), "{} cases disagree:\n{}", mismatches.len(), mismatches.join("\n"));
+    assert!(resimulated > 0, "no resolution was re-simulated with the ports");
 }
