@@ -17,7 +17,7 @@ use gaos_kernel::{
 use crate::ModuleLimits;
 use crate::engine::{Arg, Binding, CallFailure, Engine, HostFn};
 use crate::error::ModuleError;
-use crate::game::{ModuleCore, ModuleGame, action_from_value, command_context, timeout_context};
+use crate::game::{ModuleCore, ModuleGame, action_from_value, command_args, timeout_context};
 use crate::pool::Pool;
 use crate::reducer::{ModuleReducer, ReducerMeta};
 use crate::sources::{ModuleIdentity, Sources};
@@ -193,8 +193,7 @@ impl Game for LevelGame {
 
     fn command_to_action(&self, command: &Value, ctx: &CommandContext<'_>) -> Result<SubmittedAction, GameError> {
         let command = command.to_string();
-        let ctx = command_context(ctx);
-        self.mapped(HostFn::Command, &[Arg::Text(&command), Arg::Text(&ctx)])
+        self.mapped(HostFn::Command, &command_args(&command, ctx))
     }
 
     fn has_command_mapper(&self) -> bool {

@@ -202,14 +202,17 @@ pub(crate) fn action_from_value(value: Value) -> Result<SubmittedAction, String>
     Ok(action)
 }
 
-pub(crate) fn command_context(ctx: &CommandContext<'_>) -> String {
-    let mut map = Map::new();
-    map.insert("sessionId".into(), ctx.session_id.into());
-    map.insert("participantId".into(), ctx.participant_id.into());
-    map.insert("submissionId".into(), ctx.submission_id.into());
-    map.insert("cursor".into(), Value::Number(ctx.cursor as f64));
-    map.insert("tick".into(), Value::Number(ctx.tick as f64));
-    Value::Object(map).to_string()
+/// `commandToAction`'s arguments: the command, then the context's fields
+/// (`{sessionId, participantId, submissionId, cursor, tick}`, built in JS).
+pub(crate) fn command_args<'a>(command: &'a str, ctx: &CommandContext<'a>) -> [Arg<'a>; 6] {
+    [
+        Arg::Text(command),
+        Arg::Text(ctx.session_id),
+        Arg::Text(ctx.participant_id),
+        Arg::Text(ctx.submission_id),
+        Arg::Number(ctx.cursor as f64),
+        Arg::Number(ctx.tick as f64),
+    ]
 }
 
 /// `timeoutToAction`'s context (kernel.md §4.10).
@@ -255,8 +258,7 @@ impl Game for ModuleGame {
 
     fn command_to_action(&self, command: &Value, ctx: &CommandContext<'_>) -> Result<SubmittedAction, GameError> {
         let command = command.to_string();
-        let ctx = command_context(ctx);
-        let text = self.core.call(HostFn::Command, &[Arg::Text(&command), Arg::Text(&ctx)])?;
+        let text = self.core.call(HostFn::Command, &command_args(&command, ctx))?;
         self.mapped_action(HostFn::Command, &text)
     }
 

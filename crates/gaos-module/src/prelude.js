@@ -319,13 +319,63 @@
     };
     return walk(root);
   }
+  // The fast path of every boundary crossing: true when `v` is certainly
+  // in the domain (`roundTrip`: survives JSON text). It allocates nothing
+  // and builds no path; anything it is unsure of (deep nesting, which is
+  // where cycles hide) goes to `problem` for the exact verdict and message.
+  const MAX_SAFE = 9007199254740991;
+  function plain(v, roundTrip, depth) {
+    switch (typeof v) {
+      case "string":
+      case "boolean":
+        return true;
+      case "number":
+        // Past 2^53 every double is an integer, so the range check is the
+        // safe-integer check; NaN fails both comparisons.
+        return roundTrip ? v - v === 0 : v <= MAX_SAFE && v >= -MAX_SAFE;
+      case "object": {
+        if (v === null) return true;
+        if (depth > 48) return false;
+        const proto = getProto(v);
+        if (proto === ArrayProto) {
+          for (let i = 0; i < v.length; i++) {
+            const x = v[i];
+            if (x === undefined || !plain(x, roundTrip, depth + 1)) return false;
+          }
+          return isArray(v);
+        }
+        if (proto !== ObjectProto && proto !== null) return false;
+        const keys = keysOf(v);
+        for (let i = 0; i < keys.length; i++) if (!plain(v[keys[i]], roundTrip, depth + 1)) return false;
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+  // Lone surrogates survive the walk; JSON.stringify writes them as
+  // `\udXXX` escapes (paired ones stay raw), so the text tells.
+  const ESCAPED_SURROGATE = /(?:^|[^\\])(?:\\\\)*\\u[dD][89a-fA-F]/;
+  function textIsWellFormed(text) {
+    return text.indexOf("\\u") === -1 || !apply(regexTest, ESCAPED_SURROGATE, [text]);
+  }
+  // `value` as JSON text, or null when it is not in the domain.
+  function tryEncode(value, roundTrip) {
+    if (!plain(value, roundTrip, 0)) return null;
+    const text = stringify(value);
+    return roundTrip || textIsWellFormed(text) ? text : null;
+  }
   // A value the host reads back: checked, then JSON text.
   function encode(value, what) {
+    const text = tryEncode(value, false);
+    if (text !== null) return text;
     const p = problem(value);
     if (p !== null) throw new HostError(`${what}: ${p}`);
     return stringify(value);
   }
   function encodeState(value, what) {
+    const text = tryEncode(value, true);
+    if (text !== null) return text;
     const p = problem(value, true);
     if (p !== null) throw new HostError(`${what}: ${p}`);
     return stringify(value);
@@ -334,6 +384,8 @@
   // comes back as "!" + the problem, for the kernel's invalid_view (JSON
   // text never starts with "!").
   function encodeView(value, what) {
+    const text = tryEncode(value, false);
+    if (text !== null) return text;
     const p = problem(value);
     return p === null ? stringify(value) : `!${what}: ${p}`;
   }
@@ -498,35 +550,41 @@
       if (r.applyIntents === undefined) throw new HostError(`${gameId}: multi-input ticks require applyIntents or a TickReducer (advance)`);
       return call("applyIntents(state, actions)", r.applyIntents, [state, inputs]);
     };
+    // Messages are built once here, not on every call.
+    const produced = r.advance !== undefined ? "advance(state, inputs)" : "apply(state, action)";
+    const stateLabels = {
+      init: `the state init(level, seed) of ${gameId} returned`,
+      step: `the state ${produced} of ${gameId} returned`,
+    };
+    const viewLabel = `view(state) of ${gameId}`;
+    const metricsLabel = `replayMetrics(state) of ${gameId}`;
+    const seatCalls = seats.map((seat) => `viewFor(state, ${stringify(seat)})`);
+    const seatLabels = seatCalls.map((what) => `${what} of ${gameId}`);
     // The state as text, then everything the kernel derives from it, each
     // part one JSON text on its own line (JSON.stringify never writes a raw
     // newline): state, view, replayMetrics (or null), then viewFor per seat.
-    const derive = (state, produced) => {
-      const parts = [encodeState(state, `the state ${produced} of ${gameId} returned`)];
-      parts.push(encodeView(call("view(state)", r.view, [state]), `view(state) of ${gameId}`));
-      if (r.replayMetrics !== undefined) {
-        parts.push(encodeView(call("replayMetrics(state)", r.replayMetrics, [state]), `replayMetrics(state) of ${gameId}`));
-      } else parts.push("null");
+    const derive = (state, stateLabel) => {
+      let out = encodeState(state, stateLabel);
+      out += "\n" + encodeView(call("view(state)", r.view, [state]), viewLabel);
+      out += "\n" + (r.replayMetrics !== undefined ? encodeView(call("replayMetrics(state)", r.replayMetrics, [state]), metricsLabel) : "null");
       if (r.viewFor !== undefined) {
-        for (const seat of seats) {
-          const what = `viewFor(state, ${stringify(seat)})`;
-          parts.push(encodeView(call(what, r.viewFor, [state, seat]), `${what} of ${gameId}`));
+        for (let i = 0; i < seats.length; i++) {
+          out += "\n" + encodeView(call(seatCalls[i], r.viewFor, [state, seats[i]]), seatLabels[i]);
         }
       }
-      return parts.join("\n");
+      return out;
     };
     return {
       init(levelText, seed) {
         const init = call("init(level, seed)", r.init, [parse(levelText), seed]);
-        return derive(init, "init(level, seed)");
+        return derive(init, stateLabels.init);
       },
       advance(stateText, inputsText) {
-        const produced = r.advance !== undefined ? "advance(state, inputs)" : "apply(state, action)";
-        return derive(step(parse(stateText), parse(inputsText)), produced);
+        return derive(step(parse(stateText), parse(inputsText)), stateLabels.step);
       },
       viewFor(stateText, seat) {
         const state = parse(stateText);
-        if (r.viewFor === undefined) return encodeView(call("view(state)", r.view, [state]), `view(state) of ${gameId}`);
+        if (r.viewFor === undefined) return encodeView(call("view(state)", r.view, [state]), viewLabel);
         const what = `viewFor(state, ${stringify(seat)})`;
         return encodeView(call(what, r.viewFor, [state, seat]), `${what} of ${gameId}`);
       },
@@ -550,18 +608,26 @@
     const m = readShape(ns.default, "export default");
     const gameId = m.meta.game.id;
     const host = reducerHost(gameId, m.reducer, m.meta.seats);
-    const mapped = (what, f, args) => {
-      let out;
-      try {
-        out = apply(f, m.def, args);
-      } catch (e) {
-        throw new HostError(`${what} of ${gameId} threw ${describe(e)}`);
-      }
-      return encode(out, `${what} of ${gameId} returned a value that`);
+    const mapper = (what, f) => {
+      const label = `${what} of ${gameId} returned a value that`;
+      return (args) => {
+        let out;
+        try {
+          out = apply(f, m.def, args);
+        } catch (e) {
+          throw new HostError(`${what} of ${gameId} threw ${describe(e)}`);
+        }
+        return encode(out, label);
+      };
     };
-    host.command = (commandText, ctxText) => mapped("commandToAction(command, ctx)", m.commandToAction, [parse(commandText), parse(ctxText)]);
-    host.timeout = (ctxText, timeoutText) => mapped("timeoutToAction(ctx, timeout)", m.timeoutToAction, [parse(ctxText), parse(timeoutText)]);
-    host.legal = (viewText, seat) => mapped("legalActions(view, seat)", m.legalActions, [parse(viewText), seat]);
+    const command = mapper("commandToAction(command, ctx)", m.commandToAction);
+    const timeout = mapper("timeoutToAction(ctx, timeout)", m.timeoutToAction);
+    const legal = mapper("legalActions(view, seat)", m.legalActions);
+    // The command context arrives as arguments (cheaper than JSON text).
+    host.command = (commandText, sessionId, participantId, submissionId, cursor, tick) =>
+      command([parse(commandText), { sessionId, participantId, submissionId, cursor, tick }]);
+    host.timeout = (ctxText, timeoutText) => timeout([parse(ctxText), parse(timeoutText)]);
+    host.legal = (viewText, seat) => legal([parse(viewText), seat]);
     return [stringify(m.meta), host];
   }
 
@@ -609,7 +675,8 @@
         };
         const c2a = typeof adapter.commandToAction === "function" ? adapter.commandToAction : undefined;
         const t2a = typeof adapter.timeoutToAction === "function" ? adapter.timeoutToAction : undefined;
-        host.command = (commandText, ctxText) => mapped("commandToAction(command, ctx)", c2a, [parse(commandText), parse(ctxText)]);
+        host.command = (commandText, sessionId, participantId, submissionId, cursor, tick) =>
+          mapped("commandToAction(command, ctx)", c2a, [parse(commandText), { sessionId, participantId, submissionId, cursor, tick }]);
         host.timeout = (ctxText, timeoutText) => mapped("timeoutToAction(ctx, timeout)", t2a, [parse(ctxText), parse(timeoutText)]);
         host.legal = () => "[]";
         const meta = { reducer: r.meta, hasCommandToAction: c2a !== undefined, hasTimeoutToAction: t2a !== undefined };

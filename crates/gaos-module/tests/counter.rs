@@ -61,3 +61,30 @@ fn commands_map_through_the_module() {
     let view = kernel.observe("a").unwrap();
     assert_eq!(module.legal_actions(&view, "a"), vec![json(r#"{"n":1}"#), json(r#"{"n":2}"#)]);
 }
+
+#[test]
+fn one_module_serves_sessions_on_many_threads() {
+    let module = load("counter.mjs");
+    let reference = {
+        let mut rust = kernel_for(Arc::new(CounterGame));
+        play(&mut rust);
+        rust.digest()
+    };
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let module = module.clone();
+            std::thread::spawn(move || {
+                let mut digests = Vec::new();
+                for _ in 0..5 {
+                    let mut js = kernel_for(Arc::new(module.clone()));
+                    play(&mut js);
+                    digests.push(js.digest());
+                }
+                digests
+            })
+        })
+        .collect();
+    for thread in threads {
+        assert!(thread.join().expect("no panic").iter().all(|d| *d == reference));
+    }
+}
