@@ -24,6 +24,9 @@ struct PoolState {
     idle: Vec<Engine>,
     /// Instances in existence (idle or in a call).
     live: usize,
+    /// Callers waiting for an instance (a notify is a syscall: skip it
+    /// when nobody waits).
+    waiting: usize,
 }
 
 impl Pool {
@@ -35,7 +38,7 @@ impl Pool {
             limits: *limits,
             binding,
             max,
-            state: Mutex::new(PoolState { idle: vec![first], live: 1 }),
+            state: Mutex::new(PoolState { idle: vec![first], live: 1, waiting: 0 }),
             freed: Condvar::new(),
         }
     }
@@ -51,15 +54,22 @@ impl Pool {
         let mut engine = self.checkout()?;
         let result = f(&mut engine);
         let mut state = self.lock();
-        match &result {
+        let discarded = match &result {
             Err(CallFailure::TimeLimit | CallFailure::MemoryLimit) => {
                 state.live -= 1;
-                drop(state);
-                drop(engine);
+                Some(engine)
             }
-            _ => state.idle.push(engine),
+            _ => {
+                state.idle.push(engine);
+                None
+            }
+        };
+        let notify = state.waiting > 0;
+        drop(state);
+        if notify {
+            self.freed.notify_one();
         }
-        self.freed.notify_one();
+        drop(discarded);
         result
     }
 
@@ -75,13 +85,20 @@ impl Pool {
                 return match Engine::new(&self.sources.replay(), &self.limits, self.binding) {
                     Ok((engine, _meta)) => Ok(engine),
                     Err(e) => {
-                        self.lock().live -= 1;
-                        self.freed.notify_one();
+                        let mut state = self.lock();
+                        state.live -= 1;
+                        let notify = state.waiting > 0;
+                        drop(state);
+                        if notify {
+                            self.freed.notify_one();
+                        }
                         Err(CallFailure::Module(format!("a fresh engine for the module failed to start: {e}")))
                     }
                 };
             }
+            state.waiting += 1;
             state = self.freed.wait(state).unwrap_or_else(|p| p.into_inner());
+            state.waiting -= 1;
         }
     }
 }

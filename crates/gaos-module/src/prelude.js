@@ -236,10 +236,20 @@
       return String(v);
     }
   }
+  // Lines a call may write; every host entry point resets the budget, so
+  // a chatty module costs one comparison per extra line, not a formatted
+  // string and a host call.
+  const LOG_LINES_PER_CALL = 20;
+  let logLeft = LOG_LINES_PER_CALL;
+  const resetLog = () => {
+    logLeft = LOG_LINES_PER_CALL;
+  };
   const console = {};
   for (const level of LEVELS) {
     console[level] = function (...args) {
-      hostLog(level, args.map(show).join(" "));
+      if (logLeft <= 0) return;
+      logLeft -= 1;
+      hostLog(level, logLeft === 0 ? "(further console output of this call is dropped)" : args.map(show).join(" "));
     };
   }
   for (const [name, value] of [["TextEncoder", TextEncoder], ["TextDecoder", TextDecoder], ["btoa", btoa], ["atob", atob], ["structuredClone", structuredClone], ["console", console]]) {
@@ -466,8 +476,8 @@
     if (cadence.mode !== "turns" && cadence.mode !== "ticks") {
       throw shapeError(`${where}.cadence.mode must be "turns" or "ticks", not ${show(cadence.mode)}`);
     }
-    if (cadence.mode === "ticks" && !(isInteger(cadence.ticksPerSecond) && cadence.ticksPerSecond > 0)) {
-      throw shapeError(`${where}.cadence.ticksPerSecond must be a positive integer for ticks cadence, not ${show(cadence.ticksPerSecond)}`);
+    if (cadence.mode === "ticks" && !(isFinite(cadence.ticksPerSecond) && cadence.ticksPerSecond > 0)) {
+      throw shapeError(`${where}.cadence.ticksPerSecond must be a number greater than 0 for ticks cadence, not ${show(cadence.ticksPerSecond)}`);
     }
     const reducer = field("reducer", ["object"], true);
     const commandToAction = field("commandToAction", ["function"], true);
@@ -560,29 +570,43 @@
     const metricsLabel = `replayMetrics(state) of ${gameId}`;
     const seatCalls = seats.map((seat) => `viewFor(state, ${stringify(seat)})`);
     const seatLabels = seatCalls.map((what) => `${what} of ${gameId}`);
-    // The state as text, then everything the kernel derives from it, each
-    // part one JSON text on its own line (JSON.stringify never writes a raw
-    // newline): state, view, replayMetrics (or null), then viewFor per seat.
+    // The state as text, then everything the kernel derives from it: view,
+    // replayMetrics (or null), then viewFor per seat. Usually all of them
+    // are in the value domain and travel as one JSON array on the second
+    // line, marked "*" (one stringify instead of one per part). Otherwise
+    // each part gets its own line, a refused one marked "!" with the
+    // problem (JSON.stringify never writes a raw newline, and JSON text
+    // never starts with "*" or "!").
     const derive = (state, stateLabel) => {
-      let out = encodeState(state, stateLabel);
-      out += "\n" + encodeView(call("view(state)", r.view, [state]), viewLabel);
-      out += "\n" + (r.replayMetrics !== undefined ? encodeView(call("replayMetrics(state)", r.replayMetrics, [state]), metricsLabel) : "null");
+      const stateText = encodeState(state, stateLabel);
+      const parts = [call("view(state)", r.view, [state])];
+      parts.push(r.replayMetrics !== undefined ? call("replayMetrics(state)", r.replayMetrics, [state]) : null);
       if (r.viewFor !== undefined) {
-        for (let i = 0; i < seats.length; i++) {
-          out += "\n" + encodeView(call(seatCalls[i], r.viewFor, [state, seats[i]]), seatLabels[i]);
-        }
+        for (let i = 0; i < seats.length; i++) parts.push(call(seatCalls[i], r.viewFor, [state, seats[i]]));
       }
+      let inDomain = true;
+      for (let i = 0; i < parts.length && inDomain; i++) inDomain = plain(parts[i], false, 0);
+      if (inDomain) {
+        const text = stringify(parts);
+        if (textIsWellFormed(text)) return stateText + "\n*" + text;
+      }
+      let out = stateText + "\n" + encodeView(parts[0], viewLabel);
+      out += "\n" + (r.replayMetrics !== undefined ? encodeView(parts[1], metricsLabel) : "null");
+      for (let i = 2; i < parts.length; i++) out += "\n" + encodeView(parts[i], seatLabels[i - 2]);
       return out;
     };
     return {
       init(levelText, seed) {
+        resetLog();
         const init = call("init(level, seed)", r.init, [parse(levelText), seed]);
         return derive(init, stateLabels.init);
       },
       advance(stateText, inputsText) {
+        resetLog();
         return derive(step(parse(stateText), parse(inputsText)), stateLabels.step);
       },
       viewFor(stateText, seat) {
+        resetLog();
         const state = parse(stateText);
         if (r.viewFor === undefined) return encodeView(call("view(state)", r.view, [state]), viewLabel);
         const what = `viewFor(state, ${stringify(seat)})`;
@@ -591,6 +615,7 @@
       // "" when the action is allowed, else the module's reason.
       validate(stateText, seat, actionText) {
         if (r.validateCommand === undefined) return "";
+        resetLog();
         try {
           apply(r.validateCommand, r.object, [parse(stateText), seat, parse(actionText)]);
           return "";
@@ -611,6 +636,7 @@
     const mapper = (what, f) => {
       const label = `${what} of ${gameId} returned a value that`;
       return (args) => {
+        resetLog();
         let out;
         try {
           out = apply(f, m.def, args);
@@ -645,6 +671,7 @@
     // semantic adapter (both stay in this engine until the next level).
     return {
       forLevel(contextText, seatsText) {
+        resetLog();
         const context = parse(contextText);
         const gameId = context.game.id;
         let reducer;
@@ -665,6 +692,7 @@
           }
         }
         const mapped = (what, f, args) => {
+          resetLog();
           let out;
           try {
             out = apply(f, adapter, args);

@@ -87,13 +87,24 @@ impl ModuleReducer {
         let bad = |what: &str| GameError::new(format!("{} of {}: {what}", function.export(), self.core.label));
         let mut parts = text.split('\n');
         let state = parts.next().ok_or_else(|| bad("no state came back"))?;
-        let view = parts.next().map(read_view).ok_or_else(|| bad("no view came back"))?;
-        let metrics = match parts.next().map(read_view).ok_or_else(|| bad("no replayMetrics came back"))? {
+        let derived: Vec<Result<Value, String>> = match parts.next() {
+            // Every part in the domain: one array.
+            Some(line) if line.starts_with('*') => match read_view(&line[1..]) {
+                Ok(Value::Array(items)) => items.into_iter().map(Ok).collect(),
+                Ok(_) => return Err(bad("the derived views did not come back as an array")),
+                Err(problem) => return Err(bad(&problem)),
+            },
+            Some(line) => std::iter::once(line).chain(parts).map(read_view).collect(),
+            None => return Err(bad("no view came back")),
+        };
+        let mut derived = derived.into_iter();
+        let view = derived.next().ok_or_else(|| bad("no view came back"))?;
+        let metrics = match derived.next().ok_or_else(|| bad("no replayMetrics came back"))? {
             Ok(Value::Null) => Ok(None),
             Ok(metrics) => self.actions_used(&metrics).map(Some),
             Err(problem) => Err(problem),
         };
-        let seat_views: Vec<Result<Value, String>> = parts.map(read_view).collect();
+        let seat_views: Vec<Result<Value, String>> = derived.collect();
         if self.meta.has_view_for && seat_views.len() != self.seats.len() {
             return Err(bad("a view per seat did not come back"));
         }
@@ -183,7 +194,11 @@ impl TickReducer for ModuleReducer {
     fn view_problem(&self, state: &ModuleState, seat: Option<&str>) -> Option<String> {
         match seat {
             None => state.0.view.as_ref().err().or(state.0.metrics.as_ref().err()).cloned(),
-            Some(seat) => self.seat_view(state, seat).err(),
+            Some(_) if !self.meta.has_view_for => state.0.view.as_ref().err().cloned(),
+            Some(seat) => match self.seats.iter().position(|s| s == seat) {
+                Some(i) => state.0.seat_views[i].as_ref().err().cloned(),
+                None => self.seat_view(state, seat).err(),
+            },
         }
     }
 

@@ -223,3 +223,16 @@ fn malformed_envelopes_reach_the_kernels_conflict_check() {
         assert_eq!((error.kind(), error.code()), ("conflict", "conflict"), "{command}: {error}");
     }
 }
+
+#[test]
+fn a_ticks_cadence_module_advances_empty_ticks() {
+    let game = load("ticker.mjs");
+    let gaos_kernel::Cadence::Ticks(rate) = game.cadence() else { panic!("ticks cadence, got {:?}", game.cadence()) };
+    assert_eq!(rate.ticks_per_second, 2.5);
+    let mut session = kernel(&game, "ticker");
+    let mut prepared = session.prepare_advance(Some(3.0)).expect("empty ticks resolve");
+    session.commit(&mut prepared).unwrap();
+    // Every tick up to the target resolved, each one an empty advance.
+    assert!(session.cursor() >= 3);
+    assert_eq!(session.full_view().get("ticks"), Some(&gaos_json::Value::Number(session.cursor() as f64)));
+}

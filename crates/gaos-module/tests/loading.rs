@@ -98,3 +98,19 @@ fn code_errors_name_the_file_and_say_what_to_do() {
     assert!(matches!(error, ModuleError::Read { .. }), "{error:?}");
     assert!(text.contains("does-not-exist.mjs"), "{text}");
 }
+
+#[test]
+fn a_top_level_that_never_finishes_is_stopped_at_the_time_limit() {
+    let started = std::time::Instant::now();
+    let (error, text) = load_error("broken/loops-at-load.mjs");
+    assert!(matches!(error, ModuleError::Limit { .. }), "{error:?}");
+    assert!(text.contains("loops-at-load.mjs: loading the module exceeded the 200 ms time limit"), "{text}");
+    assert!(started.elapsed() < test_limits().call_time_limit * 5);
+}
+
+#[test]
+fn console_output_is_bounded_and_never_fails_a_call() {
+    let game = load("chatty.mjs");
+    let session = kernel(&game, "chatty");
+    assert_eq!(session.cursor(), 0);
+}

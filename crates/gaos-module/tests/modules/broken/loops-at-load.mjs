@@ -1,0 +1,3 @@
+// The top level never finishes.
+while (true) {}
+export default {};
