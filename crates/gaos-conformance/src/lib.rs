@@ -1,6 +1,8 @@
 //! Driver for `gaos.conformance-script` v1 (see the conformance pack's
 //! SCRIPT-FORMAT.md): runs every step against [`gaos_kernel::SessionKernel`]
-//! with the built-in conformance games and writes the output layout
+//! with the game the script names, taken from the [`GameRegistry`] the caller
+//! gives ([`run_script_with`]; [`run_script`] uses the built-in games), and
+//! writes the output layout
 //! (`results.jsonl`, `header.<i>.json`, `events.<i>.jsonl`,
 //! `deltas.<i>.<seat>.jsonl`, `final.<i>.json`, `<label>.gaos-replay.jsonl`).
 //!
@@ -51,12 +53,29 @@ pub struct RunSummary {
     pub files: Vec<String>,
 }
 
-/// Read a script file and write its output directory.
+/// Read a script file and write its output directory, with the built-in games.
 pub fn run_script_file(script: &Path, out_dir: &Path) -> Result<RunSummary, ScriptError> {
-    let text = std::fs::read_to_string(script).map_err(|source| ScriptError::Io { path: script.into(), source })?;
-    let output = run_script(&parse_script(&text)?)?;
+    run_script_file_with(&GameRegistry::builtin(), script, out_dir)
+}
+
+/// Read a script file and write its output directory; the script's game is
+/// looked up in `registry`.
+pub fn run_script_file_with(registry: &GameRegistry, script: &Path, out_dir: &Path) -> Result<RunSummary, ScriptError> {
+    let output = run_script_with(registry, &read_script(script)?)?;
     output.write_to(out_dir)?;
     Ok(output.summary())
+}
+
+/// Read and parse a script file (see [`parse_script`]).
+pub fn read_script(script: &Path) -> Result<Value, ScriptError> {
+    let text = std::fs::read_to_string(script).map_err(|source| ScriptError::Io { path: script.into(), source })?;
+    parse_script(&text)
+}
+
+/// The game id a parsed script names (its `game` field), so a caller can
+/// pick or load the game before running it.
+pub fn script_game_id(script: &Value) -> Option<&str> {
+    script.get("game").and_then(Value::as_str)
 }
 
 /// Read a script's JSON text. Numbers are read as JavaScript reads them
@@ -602,8 +621,15 @@ impl Runner {
     }
 }
 
-/// Run a parsed script; returns its output files.
+/// Run a parsed script with the built-in games; returns its output files.
 pub fn run_script(script: &Value) -> Result<ScriptOutput, ScriptError> {
+    run_script_with(&GameRegistry::builtin(), script)
+}
+
+/// Run a parsed script with the game `registry` holds under the script's
+/// `game` id (a game module registered in place of a built-in one is run
+/// exactly like it); returns its output files.
+pub fn run_script_with(registry: &GameRegistry, script: &Value) -> Result<ScriptOutput, ScriptError> {
     let map = script.as_object().ok_or_else(|| invalid("a script must be an object"))?;
     if map.get("format").and_then(Value::as_str) != Some("gaos.conformance-script") {
         return Err(invalid("format must be gaos.conformance-script"));
@@ -619,9 +645,10 @@ pub fn run_script(script: &Value) -> Result<ScriptOutput, ScriptError> {
         }
     }
     let name = map.get("name").and_then(Value::as_str).ok_or_else(|| invalid("a script needs a name"))?;
-    let game_id = map.get("game").and_then(Value::as_str).ok_or_else(|| invalid("a script needs a game"))?;
-    let registry = GameRegistry::builtin();
-    let game = registry.get(game_id).ok_or_else(|| invalid(format!("unknown game {game_id:?}")))?;
+    let game_id = script_game_id(script).ok_or_else(|| invalid("a script needs a game"))?;
+    let game = registry.get(game_id).ok_or_else(|| {
+        invalid(format!("unknown game {game_id:?} (the registry holds {:?})", registry_ids(registry)))
+    })?;
     let mut runner = Runner {
         game,
         sessions: Vec::new(),
@@ -658,6 +685,10 @@ pub fn run_script(script: &Value) -> Result<ScriptOutput, ScriptError> {
         files.insert(format!("final.{i}.json"), format!("{}\n", canonical_json(&Value::Object(state))));
     }
     Ok(ScriptOutput { name: name.to_owned(), files, steps: steps.len(), errors: runner.errors })
+}
+
+fn registry_ids(registry: &GameRegistry) -> Vec<String> {
+    registry.list().iter().map(|game| game.game_ref().id).collect()
 }
 
 fn jsonl(lines: &[String]) -> String {
