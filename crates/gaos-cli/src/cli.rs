@@ -101,6 +101,12 @@ pub(crate) enum ConformanceCommand {
         /// Output directory (created if needed).
         #[arg(long)]
         out: PathBuf,
+        /// Run the script's game from this game module (FILE.mjs) instead of
+        /// the registered game of the same id (repeatable).
+        #[arg(long = "game-module", value_name = "FILE")]
+        game_modules: Vec<PathBuf>,
+        #[command(flatten)]
+        module_limits: modules::ModuleLimitArgs,
     },
 }
 
@@ -124,8 +130,15 @@ pub(crate) fn dispatch(command: Command, registry: &GameRegistry) -> ExitCode {
                 ExitCode::from(2)
             }
         },
-        Command::Conformance { command: ConformanceCommand::Run { script, out } } => {
-            match gaos_conformance::run_script_file(&script, &out) {
+        Command::Conformance { command: ConformanceCommand::Run { script, out, game_modules, module_limits } } => {
+            let registry = match modules::with_modules(registry, &game_modules, &[], &module_limits) {
+                Ok(registry) => registry,
+                Err(e) => {
+                    eprintln!("gaos conformance run: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            match gaos_conformance::run_script_file_with(&registry, &script, &out) {
                 Ok(summary) => {
                     println!(
                         "{}: {} steps ({} reported errors, as scripted) -> {} ({} files)",

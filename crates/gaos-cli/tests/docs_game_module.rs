@@ -14,7 +14,8 @@ fn the_game_module_guide_example_plays_and_verifies() {
     let guide = repo_file("docs/game-modules.md");
     let module = fenced_blocks(&guide, "js").into_iter().next().expect("the guide shows a module");
     let commands = sh_blocks(&guide).into_iter().next().expect("the guide shows how to run it");
-    let script: Vec<&str> = commands.lines().filter(|l| l.starts_with("gaos play") || l.starts_with("gaos replay")).collect();
+    let script: Vec<&str> =
+        commands.lines().filter(|l| l.starts_with("gaos play") || l.starts_with("gaos replay")).collect();
     assert_eq!(script.len(), 2, "the guide's first block plays and verifies:\n{commands}");
 
     let dir = TempDir::new("gaos-docs-module");
