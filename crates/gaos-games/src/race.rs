@@ -3,8 +3,8 @@
 
 use gaos_json::{Map, Value, obj};
 use gaos_kernel::{
-    CommandContext, DynReducer, Game, GameError, GameRef, LevelSpec, ReplayMetrics, SubmittedAction, TickReducer,
-    TimeoutContext, TimeoutInput, erase_reducer,
+    Cadence, CommandContext, DynReducer, Game, GameError, GameRef, LevelSpec, ReplayMetrics, SubmittedAction, TickRate,
+    TickReducer, TimeoutContext, TimeoutInput, erase_reducer,
 };
 
 use crate::common::{can_act, decided_by_score, input_seat, level_uint, ongoing, simultaneous, timeout_seat};
@@ -130,6 +130,12 @@ impl Game for RaceGame {
 
     fn reducer(&self) -> DynReducer {
         erase_reducer(RaceReducer)
+    }
+
+    /// GAMES.md: race is meant for ticks cadence (a window resolves with the
+    /// inputs that arrived by its tick); ten ticks a second by default.
+    fn cadence(&self) -> Cadence {
+        Cadence::Ticks(TickRate::new(10.0).expect("10 ticks per second is a valid rate"))
     }
 
     /// Every command, whatever its shape, becomes `{id: "Action 1", seat}`.

@@ -131,6 +131,7 @@ fn each_port_describes_itself_like_the_built_in_game() {
         assert_eq!(module.seats(), builtin.seats(), "{id}: seats");
         assert_eq!(module.levels(), builtin.levels(), "{id}: levels");
         assert_eq!(module.has_timeout_mapper(), builtin.has_timeout_mapper(), "{id}: timeout mapper");
+        assert_eq!(module.cadence(), builtin.cadence(), "{id}: cadence");
     }
 }
 
