@@ -197,6 +197,10 @@ async fn heartbeat(State(host): State<Host>, call: LeaseCall) -> Answered {
     lease_route(&host, call, &["seat"], |_| Ok(LeaseOp::Heartbeat)).await
 }
 
+async fn release(State(host): State<Host>, call: LeaseCall) -> Answered {
+    lease_route(&host, call, &["seat"], |_| Ok(LeaseOp::Release)).await
+}
+
 async fn pause(State(host): State<Host>, call: LeaseCall) -> Answered {
     lease_route(&host, call, &["reason", "seat"], |m| Ok(LeaseOp::Pause(bodies::reason(m, "paused")?))).await
 }
@@ -294,6 +298,7 @@ pub fn router(host: Host) -> Router {
         .route("/v1/sessions/{id}/lease", get(lease_info))
         .route("/v1/sessions/{id}/lease/renew", post(renew))
         .route("/v1/sessions/{id}/lease/heartbeat", post(heartbeat))
+        .route("/v1/sessions/{id}/lease/release", post(release))
         .route("/v1/sessions/{id}/pause", post(pause))
         .route("/v1/sessions/{id}/resume", post(resume))
         .route("/v1/sessions/{id}/stop", post(stop))

@@ -31,6 +31,7 @@
 //!     seat: "bob".into(),
 //!     seat_token: std::env::var("GAOS_SEAT_TOKEN").map_err(|e| e.to_string())?,
 //!     lease: LeaseMode::Claim { duration_ms: gaos_mcp::remote::DEFAULT_LEASE_MS },
+//!     keep_alive: false,
 //! };
 //! gaos_mcp::stdio::serve_stdio(options).await
 //! # }

@@ -11,8 +11,12 @@ use support::*;
 
 const CLAIM: LeaseMode = LeaseMode::Claim { duration_ms: 60_000 };
 
+/// A hilo session whose creator seat (alice) holds a claim (`"lease": {}`)
+/// that the tests hand over to alice's server.
 fn hilo(seed: u32, hand_size: u32) -> String {
-    format!(r#"{{"game":"conformance/hilo","seed":{seed},"level":{{"handSize":{hand_size},"maxCard":1000000}}}}"#)
+    format!(
+        r#"{{"game":"conformance/hilo","seed":{seed},"level":{{"handSize":{hand_size},"maxCard":1000000}},"lease":{{}}}}"#
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -190,7 +194,7 @@ async fn bad_tool_input_is_a_tool_error_that_changes_nothing() {
 async fn acting_out_of_turn_in_a_sequential_game_is_refused() {
     let test = start_host().await;
     let created = test
-        .create(r#"{"game":"conformance/tictactoe","participantId":"x","level":{"board":".........","first":"x"}}"#)
+        .create(r#"{"game":"conformance/tictactoe","participantId":"x","level":{"board":".........","first":"x"},"lease":{}}"#)
         .await;
     let id = created.session_id.clone();
     let x = test.attach(&created, "x", LeaseMode::Adopt { lease_token: created.creator_lease() }).await;
