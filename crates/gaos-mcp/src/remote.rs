@@ -106,6 +106,7 @@ pub struct RemoteSeat {
     /// The heartbeat task ([`SeatOptions::keep_alive`]), stopped on drop and
     /// on release.
     heartbeat: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    log: crate::recipe::SeatLog,
 }
 
 impl Drop for RemoteSeat {
@@ -181,7 +182,13 @@ impl RemoteSeat {
             .timeout(REPLAY_TIMEOUT)
             .build()
             .map_err(|e| SessionError::InvalidArgument(format!("cannot build the HTTP client: {e}")))?;
-        let seat = RemoteSeat { handle, replay_http, seat_token, heartbeat: std::sync::Mutex::new(None) };
+        let seat = RemoteSeat {
+            handle,
+            replay_http,
+            seat_token,
+            heartbeat: std::sync::Mutex::new(None),
+            log: crate::recipe::SeatLog::default(),
+        };
         let mut duration_ms = attached
             .extensions
             .as_ref()
@@ -294,6 +301,10 @@ impl SeatSession for RemoteSeat {
 
     fn resume(&self) -> BoxFuture<'_, Result<Value, SessionError>> {
         Box::pin(self.lease_dispatch("resume", None, true))
+    }
+
+    fn log(&self) -> &crate::recipe::SeatLog {
+        &self.log
     }
 
     fn release(&self) -> BoxFuture<'_, Result<Value, SessionError>> {

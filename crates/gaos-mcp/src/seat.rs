@@ -43,6 +43,9 @@ pub trait SeatSession: Send + Sync {
     /// Answers the lease description.
     fn release(&self) -> BoxFuture<'_, Result<Value, SessionError>>;
 
+    /// This server's record of the seat's decisions (`transcript`).
+    fn log(&self) -> &crate::recipe::SeatLog;
+
     /// The session's `gaos.replay` JSONL (once the game is over).
     fn replay(&self) -> BoxFuture<'_, Result<String, SessionError>>;
 }
