@@ -681,6 +681,14 @@ impl Host {
         Ok(answer)
     }
 
+    /// `GET /v1/sessions/{id}/result`: the finalized result, to any reader
+    /// of the session (the replay it names is theirs to read too).
+    pub async fn result(&self, caller: &Caller, id: &str) -> Result<Answer, HostError> {
+        Self::require_reader(caller, id)?;
+        let handle = self.session(id).await?;
+        handle.ask(|reply| Command::StoredResult { reply }).await
+    }
+
     /// `GET /v1/sessions/{id}/snapshot`.
     pub async fn snapshot(&self, caller: &Caller, id: &str, after: Option<u64>) -> Result<Answer, HostError> {
         let seat = Self::require_seat(caller, id)?.to_owned();

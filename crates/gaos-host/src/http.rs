@@ -116,6 +116,10 @@ async fn snapshot(State(host): State<Host>, Path(id): Path<String>, RawQuery(q):
     Ok(host.snapshot(&caller, &id, after).await?.into_response())
 }
 
+async fn result(State(host): State<Host>, Path(id): Path<String>, caller: Caller) -> Answered {
+    Ok(host.result(&caller, &id).await?.into_response())
+}
+
 async fn replay(State(host): State<Host>, Path(id): Path<String>, caller: Caller) -> Answered {
     Ok(text(gaos_kernel::replay::MEDIA_TYPE, host.replay(&caller, &id).await?))
 }
@@ -290,6 +294,7 @@ pub fn router(host: Host) -> Router {
         .route("/v1/sessions/{id}/actions", post(act))
         .route("/v1/sessions/{id}/attach", post(attach))
         .route("/v1/sessions/{id}/finalize", post(finalize))
+        .route("/v1/sessions/{id}/result", get(result))
         .route("/v1/sessions/{id}/seats/{seat}/token", post(reissue))
         .route("/v1/sessions/{id}/snapshot", get(snapshot))
         .route("/v1/sessions/{id}/stream", get(stream))
