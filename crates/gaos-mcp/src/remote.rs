@@ -303,6 +303,10 @@ impl SeatSession for RemoteSeat {
         Box::pin(self.lease_dispatch("resume", None, true))
     }
 
+    fn result(&self) -> BoxFuture<'_, Result<gaos_session::SessionResult, SessionError>> {
+        Box::pin(async move { self.client().result(self.handle.session_id()).await.map_err(session_error) })
+    }
+
     fn log(&self) -> &crate::recipe::SeatLog {
         &self.log
     }

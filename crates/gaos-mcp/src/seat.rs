@@ -43,6 +43,10 @@ pub trait SeatSession: Send + Sync {
     /// Answers the lease description.
     fn release(&self) -> BoxFuture<'_, Result<Value, SessionError>>;
 
+    /// The session's finalized result as the host stored it (`GET /result`),
+    /// whoever finalized.
+    fn result(&self) -> BoxFuture<'_, Result<gaos_session::SessionResult, SessionError>>;
+
     /// This server's record of the seat's decisions (`transcript`).
     fn log(&self) -> &crate::recipe::SeatLog;
 

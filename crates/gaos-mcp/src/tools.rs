@@ -74,8 +74,8 @@ pub fn tool_specs() -> Vec<ToolSpec> {
             title: "Submit your move",
             description: "Submit one command for your seat. Give one of {\"action\": {...}} or {\"command\": ...}, the \
                 game's command form (normally one of the legal action objects observe lists, e.g. {\"card\": 0}), or \
-                {\"index\": n}, the position of a legal action in observe's list (from 0). Answers your new observation, or the pending \
-                state when other seats still have to move. A refused command changes nothing. If your seat's lease \
+                {\"index\": n}, the position of a legal action in observe's list (from 0). Answers your new \
+                observation, or the pending state when other seats still have to move. A refused command changes nothing. If your seat's lease \
                 lapsed while you were thinking, it is renewed and the command retried once, transparently.",
             input_schema: schema(json!({
                 "type": "object",
@@ -134,7 +134,8 @@ pub fn tool_specs() -> Vec<ToolSpec> {
             name: "finalize",
             title: "Finalize the session",
             description: "Once the game is over, fix the session's result (idempotent: calling it again, from any \
-                seat, answers the same result). Refused while the game is still running.",
+                seat, answers the same result, also when another client of the session finalized first). Refused \
+                while the game is still running.",
             input_schema: no_arguments(),
             read_only: false,
         },
@@ -459,7 +460,13 @@ async fn status(seat: &dyn SeatSession, arguments: &Arguments) -> Result<ToolOut
 
 async fn finalize(seat: &dyn SeatSession, arguments: &Arguments) -> Result<ToolOutput, ToolError> {
     only_known("finalize", arguments, &[])?;
-    let result = seat.handle().finalize(FinalizeRequest::default()).await?;
+    let result = match seat.handle().finalize(FinalizeRequest::default()).await {
+        Ok(result) => result,
+        // Another request fixed the result first (another client of the
+        // session, with its own request id): read the result it fixed.
+        Err(e) if e.code() == Some("finalize_conflict") => seat.result().await?,
+        Err(e) => return Err(e.into()),
+    };
     let mut structured = result.to_value().as_object().cloned().unwrap_or_default();
     // The replay has its own tool; keep the answer small.
     if structured.remove("replay").is_some() {

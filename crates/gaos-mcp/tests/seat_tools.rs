@@ -331,3 +331,28 @@ async fn recipe_tools_act_with_an_action_refuse_reset_and_list_the_seats_decisio
     let bobs = ok(call(bob.as_ref(), "transcript", "").await);
     assert_eq!(field(&bobs, &["decisions"]).as_array().map(Vec::len), Some(1), "only bob's own decisions");
 }
+
+/// A seat whose finalize meets a result another client fixed with its own
+/// request id answers that stored result (`GET /result`), not a conflict.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finalize_answers_the_result_another_client_fixed() {
+    let test = start_host().await;
+    let created = test.create(r#"{"game":"conformance/hilo","seed":8,"level":{"handSize":1,"maxCard":1000000}}"#).await;
+    let id = created.session_id.clone();
+    let alice = test.attach(&created, "alice", CLAIM).await;
+    let bob = test.attach(&created, "bob", CLAIM).await;
+    ok(call(alice.as_ref(), "act", r#"{"index":0}"#).await);
+    ok(call(bob.as_ref(), "act", r#"{"index":0}"#).await);
+    let caller = gaos_host::auth::Caller::Seat { session_id: id.clone(), seat: "bob".into() };
+    let fixed = test.host.finalize(&caller, &id, json(r#"{"requestId":"bobs-own-client"}"#)).await.expect("finalize");
+    assert_eq!(fixed.status, 200);
+    let answered = ok(call(alice.as_ref(), "finalize", "").await);
+    let stored = json(&fixed.body);
+    assert_eq!(field(&answered, &["outcome"]), at(&stored, &["outcome"]), "{}", answered.text);
+    assert_eq!(
+        field(&answered, &["extensions", "gaos.session.request"]).as_str(),
+        Some("bobs-own-client"),
+        "the result bob's client fixed: {}",
+        answered.text
+    );
+}
