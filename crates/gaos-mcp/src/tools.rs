@@ -75,8 +75,9 @@ pub fn tool_specs() -> Vec<ToolSpec> {
             description: "Submit one command for your seat. Give one of {\"action\": {...}} or {\"command\": ...}, the \
                 game's command form (normally one of the legal action objects observe lists, e.g. {\"card\": 0}), or \
                 {\"index\": n}, the position of a legal action in observe's list (from 0). Answers your new \
-                observation, or the pending state when other seats still have to move. A refused command changes nothing. If your seat's lease \
-                lapsed while you were thinking, it is renewed and the command retried once, transparently.",
+                observation, or the pending state when other seats still have to move. A refused command changes \
+                nothing. If your seat's lease lapsed while you were thinking, it is renewed and the command retried \
+                once, transparently.",
             input_schema: schema(json!({
                 "type": "object",
                 "properties": {
@@ -156,7 +157,10 @@ pub fn tool_specs() -> Vec<ToolSpec> {
             input_schema: schema(json!({
                 "type": "object",
                 "properties": {
-                    "seed": {"type": "integer", "minimum": 0, "maximum": u32::MAX, "description": "The new episode's seed."}
+                    "seed": {
+                        "type": "integer", "minimum": 0, "maximum": u32::MAX,
+                        "description": "The new episode's seed."
+                    }
                 },
                 "additionalProperties": false
             })),
