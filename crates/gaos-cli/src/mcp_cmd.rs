@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use gaos_mcp::remote::{DEFAULT_LEASE_MS, LeaseMode, SeatOptions};
+use gaos_mcp::remote::{KEEP_ALIVE_LEASE_MS, LeaseMode, SeatOptions};
 
 /// `gaos mcp` arguments.
 #[derive(Debug, Args)]
@@ -24,8 +24,10 @@ pub struct McpArgs {
     #[arg(long)]
     token: Option<String>,
     /// Lease duration of the seat's controller claim in ms (within the
-    /// host's --lease-min-ms/--lease-max-ms).
-    #[arg(long, default_value_t = DEFAULT_LEASE_MS)]
+    /// host's --lease-min-ms/--lease-max-ms). The server heartbeats the
+    /// claim every third of it while it runs, so the lease only bounds how
+    /// long a killed server keeps the seat, and releases it on a clean exit.
+    #[arg(long, default_value_t = KEEP_ALIVE_LEASE_MS)]
     lease_ms: u64,
     /// Drive under an existing claim instead of taking one: its lease token
     /// (e.g. the creator's, from the create answer). Default: $GAOS_LEASE_TOKEN.
@@ -56,8 +58,14 @@ pub fn run(args: McpArgs) -> ExitCode {
         Some(lease_token) => LeaseMode::Adopt { lease_token },
         None => LeaseMode::Claim { duration_ms: args.lease_ms },
     };
-    let options =
-        SeatOptions { host_url: args.host, session_id: args.session, seat: args.seat, seat_token: token, lease };
+    let options = SeatOptions {
+        host_url: args.host,
+        session_id: args.session,
+        seat: args.seat,
+        seat_token: token,
+        lease,
+        keep_alive: true,
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

@@ -35,7 +35,8 @@ struct Sent {
 fn an_emergency_stop_under_load_is_final_and_nothing_commits_after_it() {
     let server = TestServer::start_with(GAOS, &["--test-clock", "--lease-min-ms", "100"]);
     let (base, op) = (server.base_url.clone(), server.operator_token.clone());
-    let session = create_session(&base, &op, &json!({"game": "conformance/counter", "level": {"rounds": 100_000}}));
+    let session =
+        create_session(&base, &op, &json!({"game": "conformance/counter", "level": {"rounds": 100_000}, "lease": {}}));
     let creator_lease = lease_of(&session.created);
 
     let log: Arc<Mutex<Vec<Sent>>> = Arc::default();

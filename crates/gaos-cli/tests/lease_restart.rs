@@ -50,7 +50,8 @@ fn a_restart_over_a_lapsed_claim_pauses_and_reports_it_and_the_session_finishes(
     let (session, lease, kept, kept_lease) = {
         let (base, op) = (&server.base_url, &server.operator_token);
         // A session whose claims hold for the whole test: retained.
-        let kept = create_session(base, op, &json!({"game": "conformance/tictactoe", "level": level, "seed": 2}));
+        let kept =
+            create_session(base, op, &json!({"game": "conformance/tictactoe", "level": level, "seed": 2, "lease": {}}));
         let kept_lease = lease_of(&kept.created);
         // The session under test: x and o both hold short claims (o's is implicit).
         let session = create_session(

@@ -25,7 +25,8 @@ fn server() -> TestServer {
 
 /// A tictactoe session (x moves first) whose creator seat `x` holds a lease.
 fn create_tictactoe(base: &str, op: &str, lease_ms: Option<u64>) -> (Session, Lease) {
-    let mut body = json!({"game": "conformance/tictactoe", "level": tictactoe_level(), "seed": 1});
+    // The creator's claim is asked for (`"lease"`); without it the seat is free.
+    let mut body = json!({"game": "conformance/tictactoe", "level": tictactoe_level(), "seed": 1, "lease": {}});
     if let Some(ms) = lease_ms {
         body["lease"] = json!({"durationMs": ms});
     }
@@ -572,9 +573,11 @@ fn lease_durations_outside_the_bounds_are_refused() {
         assert_eq!(created.status, 201, "{}", created.text());
         assert_eq!(created.json()["extensions"]["gaos.host.lease"]["durationMs"], json!(ms));
     }
-    // Without a lease the default is clamped into the bounds.
+    // Without a lease field the creator takes no claim: the seat is free
+    // for whoever drives it first (issue 18, item 6).
     let session = create_session(base, op, &json!({"game": "conformance/tictactoe"}));
-    assert_eq!(session.created["extensions"]["gaos.host.lease"]["durationMs"], json!(60_000));
+    assert_eq!(session.created["extensions"].get("gaos.host.lease"), None, "{}", session.created);
+    assert_eq!(lease_state(base, &session, "x", None), "none");
 
     for ms in [99u64, 60_001] {
         let body = json!({"requestId": format!("attach-{ms}"), "lease": {"durationMs": ms}});
@@ -708,7 +711,8 @@ fn the_clock_route_exists_only_on_test_clock_hosts() {
     assert_error(&create(json!({"durationMs": 999})), 400, "invalid_request");
     assert_error(&create(json!({"durationMs": 300_001})), 400, "invalid_request");
     assert_eq!(create(json!({"durationMs": 1_000})).status, 201);
-    let default = create_session(&plain.base_url, &plain.operator_token, &json!({"game": "conformance/tictactoe"}));
+    let default =
+        create_session(&plain.base_url, &plain.operator_token, &json!({"game": "conformance/tictactoe", "lease": {}}));
     assert_eq!(default.created["extensions"]["gaos.host.lease"]["durationMs"], json!(300_000));
 
     let testing = server();

@@ -100,10 +100,12 @@ fn shapes() -> Vec<Shape> {
         get("/v1/sessions/{id}/snapshot", Who::Alice),
         get("/v1/sessions/{id}/stream", Who::Alice),
         get("/v1/sessions/{id}/replay", Who::Alice),
+        get("/v1/sessions/{id}/result", Who::Alice),
         get("/v1/sessions/{id}/transcript", Who::Operator),
         get("/v1/sessions/{id}/lease", Who::Alice),
         post("/v1/sessions/{id}/lease/renew", Who::Alice, true, vec![json!({"durationMs": "x"}), json!({"seat": 5})]),
         post("/v1/sessions/{id}/lease/heartbeat", Who::Alice, true, vec![json!({"reason": 5})]),
+        post("/v1/sessions/{id}/lease/release", Who::Alice, true, vec![json!({"reason": "x"}), json!({"seat": 5})]),
         post(
             "/v1/sessions/{id}/pause",
             Who::Alice,
@@ -213,7 +215,9 @@ fn every_route_refuses_malformed_bodies_without_side_effects() {
         session: create_session(
             &server.base_url,
             &server.operator_token,
-            &json!({"game": "conformance/hilo", "seed": 3}),
+            // alice holds the creator's claim, so a malformed release (or
+            // stop, or pause) that took effect would show in her lease.
+            &json!({"game": "conformance/hilo", "seed": 3, "lease": {}}),
         ),
     };
     // Every route of the router is in the matrix.

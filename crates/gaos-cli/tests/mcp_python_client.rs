@@ -119,7 +119,8 @@ fn play_over(transport: &str) {
     let server = TestServer::start_with(GAOS, &["--test-clock"]);
     let base = server.base_url.clone();
     let (seed, alice_hand, bob_hand) = distinct_deal();
-    let request = json!({"game": "conformance/hilo", "seed": seed, "level": {"handSize": ROUNDS, "maxCard": MAX_CARD}});
+    // The creator's claim (`"lease": {}`) is handed over to alice's server.
+    let request = json!({"game": "conformance/hilo", "seed": seed, "level": {"handSize": ROUNDS, "maxCard": MAX_CARD}, "lease": {}});
     let session = create_session(&base, &server.operator_token, &request);
     let creator_lease = session.created["extensions"]["gaos.host.lease"]["token"].as_str().expect("lease").to_owned();
     let dir = TempDir::new("gaos-mcp-python");

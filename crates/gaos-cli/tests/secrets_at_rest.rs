@@ -98,7 +98,7 @@ fn no_issued_token_is_ever_on_disk_and_the_files_are_owner_only() {
     let mut tokens: Vec<String> = Vec::new();
 
     // An idempotent create, retried.
-    let body = json!({"game": "conformance/hilo", "seed": 4, "requestId": "create-1", "policy": receipts_policy()});
+    let body = json!({"game": "conformance/hilo", "seed": 4, "requestId": "create-1", "policy": receipts_policy(), "lease": {}});
     let created = post(&base, "/v1/sessions", Some(&op), &body);
     assert_eq!(created.status, 201, "{}", created.text());
     let retried = post(&base, "/v1/sessions", Some(&op), &body);

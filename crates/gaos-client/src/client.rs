@@ -605,6 +605,17 @@ impl SessionClient {
         wire::parse_session_result(&value, session_id).map_err(|reason| mismatch(&url, reason))
     }
 
+    /// `GET /v1/sessions/{id}/result`: the result the session's first
+    /// accepted finalize fixed, as the host stored it (any reader of the
+    /// session may read it; `409 not_finalized` before). A read: resent on
+    /// transport failures like `observe`.
+    pub async fn result(&self, session_id: &str) -> Result<SessionResult, ClientError> {
+        check_session_id(session_id)?;
+        let url = self.session_url(session_id, "result");
+        let (_, value) = self.execute(Method::GET, &url, None, true).await?;
+        wire::parse_session_result(&value, session_id).map_err(|reason| mismatch(&url, reason))
+    }
+
     /// A JSON request to another route of the same host (`GET`, `POST` or
     /// `DELETE`; a body only with `POST`), with the same headers, limits and
     /// error mapping. `path` is checked by [`wire::check_product_path`].

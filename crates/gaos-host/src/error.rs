@@ -129,7 +129,10 @@ impl From<LeaseError> for HostError {
             LeaseError::WriterConflict { seat, holder_id, epoch } => HostError::conflict(
                 "writer_conflict",
                 format!(
-                    "seat {seat:?} is held by another writer{}",
+                    "seat {seat:?} is held by another writer{} at epoch {epoch}: wait until its lease lapses \
+                     (GET /lease shows expiresAt; a holder that stops renewing loses the seat then), ask the holder \
+                     to release it (POST /lease/release), or drive under that claim by presenting its lease token \
+                     (Gaos-Lease)",
                     holder_id.as_deref().map(|h| format!(" ({h})")).unwrap_or_default()
                 ),
             )

@@ -28,8 +28,10 @@ use crate::storage::{
 use crate::wire;
 
 mod create_request;
+mod creator_claim;
 mod digest_keys;
 use create_request::CreateRequest;
+use creator_claim::creator_claim;
 use digest_keys::digest_key_marker;
 
 /// Host-wide settings.
@@ -446,23 +448,8 @@ impl Host {
             owner: self.inner.options.node_id.clone(),
             epoch: 1,
         }));
-        // The creator seat's claim.
-        let mut leases = LeaseBook::default();
-        // The create answer's tokens derive from the host key, so a stored
-        // copy of the answer needs none of them (host_key.rs).
         let host_key = &self.inner.options.host_key;
-        let lease_token = host_key.create_token("gaos_lease_", &session_id, "");
-        let holder = config
-            .policy
-            .get("controller")
-            .and_then(|c| c.get("id"))
-            .and_then(Value::as_str)
-            .unwrap_or("creator")
-            .to_owned();
-        let duration = config.lease_ms.unwrap_or(bounds.default_ms);
-        let granted = leases
-            .claim(&config.creator, &holder, &token_hash(&lease_token), duration, now)
-            .map_err(|_| HostError::internal("a fresh session has no claims"))?;
+        let (leases, lease_ext) = creator_claim(&body, &config, host_key, bounds.default_ms, now)?;
         batch.push(WriteOp::SessionState {
             session_id: session_id.clone(),
             key: SessionStateKey::Leases,
@@ -472,12 +459,6 @@ impl Host {
         // receipts stay stable across restarts; it never leaves the host.
         let digest_key = host_key.digest_key(&session_id);
         batch.push(digest_key_marker(&session_id));
-        let lease_ext = wire::LeaseExtension {
-            token: Some(lease_token),
-            epoch: granted.epoch,
-            expires_at: now + duration as i64,
-            duration_ms: duration,
-        };
         let mut seat_tokens = std::collections::BTreeMap::new();
         let mut records = Vec::new();
         for seat in &config.seats {
@@ -505,7 +486,9 @@ impl Host {
         let mut ext = Map::new();
         ext.insert(EXT_CREDENTIALS.into(), wire::value(&wire::Credentials { seats: seat_tokens, spectator }));
         ext.insert(EXT_POLICY.into(), wire::value(&wire::PolicyExtension { digest: config.policy().digest() }));
-        ext.insert(EXT_LEASE.into(), wire::value(&lease_ext));
+        if let Some(lease_ext) = &lease_ext {
+            ext.insert(EXT_LEASE.into(), wire::value(lease_ext));
+        }
         if let Some(request) = &request {
             batch.push(request.request_row(&session_id, &ext));
         }
@@ -696,6 +679,14 @@ impl Host {
             self.inner.metrics.set_session_slots(sessions.len());
         }
         Ok(answer)
+    }
+
+    /// `GET /v1/sessions/{id}/result`: the finalized result, to any reader
+    /// of the session (the replay it names is theirs to read too).
+    pub async fn result(&self, caller: &Caller, id: &str) -> Result<Answer, HostError> {
+        Self::require_reader(caller, id)?;
+        let handle = self.session(id).await?;
+        handle.ask(|reply| Command::StoredResult { reply }).await
     }
 
     /// `GET /v1/sessions/{id}/snapshot`.

@@ -116,6 +116,10 @@ async fn snapshot(State(host): State<Host>, Path(id): Path<String>, RawQuery(q):
     Ok(host.snapshot(&caller, &id, after).await?.into_response())
 }
 
+async fn result(State(host): State<Host>, Path(id): Path<String>, caller: Caller) -> Answered {
+    Ok(host.result(&caller, &id).await?.into_response())
+}
+
 async fn replay(State(host): State<Host>, Path(id): Path<String>, caller: Caller) -> Answered {
     Ok(text(gaos_kernel::replay::MEDIA_TYPE, host.replay(&caller, &id).await?))
 }
@@ -195,6 +199,10 @@ async fn renew(State(host): State<Host>, call: LeaseCall) -> Answered {
 
 async fn heartbeat(State(host): State<Host>, call: LeaseCall) -> Answered {
     lease_route(&host, call, &["seat"], |_| Ok(LeaseOp::Heartbeat)).await
+}
+
+async fn release(State(host): State<Host>, call: LeaseCall) -> Answered {
+    lease_route(&host, call, &["seat"], |_| Ok(LeaseOp::Release)).await
 }
 
 async fn pause(State(host): State<Host>, call: LeaseCall) -> Answered {
@@ -286,6 +294,7 @@ pub fn router(host: Host) -> Router {
         .route("/v1/sessions/{id}/actions", post(act))
         .route("/v1/sessions/{id}/attach", post(attach))
         .route("/v1/sessions/{id}/finalize", post(finalize))
+        .route("/v1/sessions/{id}/result", get(result))
         .route("/v1/sessions/{id}/seats/{seat}/token", post(reissue))
         .route("/v1/sessions/{id}/snapshot", get(snapshot))
         .route("/v1/sessions/{id}/stream", get(stream))
@@ -294,6 +303,7 @@ pub fn router(host: Host) -> Router {
         .route("/v1/sessions/{id}/lease", get(lease_info))
         .route("/v1/sessions/{id}/lease/renew", post(renew))
         .route("/v1/sessions/{id}/lease/heartbeat", post(heartbeat))
+        .route("/v1/sessions/{id}/lease/release", post(release))
         .route("/v1/sessions/{id}/pause", post(pause))
         .route("/v1/sessions/{id}/resume", post(resume))
         .route("/v1/sessions/{id}/stop", post(stop))

@@ -37,6 +37,10 @@ pub enum LeaseOp {
     Pause(String),
     Resume,
     Stop(String),
+    /// The holder gives the seat up without stopping the session (a
+    /// handover): the seat is left without a claim, so the next controller
+    /// takes it at once, and the released token can never drive again.
+    Release,
 }
 
 /// State of a claim as callers see it.
@@ -87,6 +91,19 @@ pub struct SeatLease {
     /// A deliberate safety pause (survives renewal and takeover).
     pub safety_paused: bool,
     pub pause_reasons: Vec<String>,
+    /// The epoch of the last released claim, so the next claim on the
+    /// then-free seat still gets a newer epoch (fencing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub released_epoch: Option<u64>,
+}
+
+impl SeatLease {
+    /// The epoch of a claim taken on this seat while it has none: newer
+    /// than every claim it had before.
+    fn next_free_epoch(&self) -> u64 {
+        let superseded = self.superseded.values().copied().max().unwrap_or(0);
+        self.released_epoch.unwrap_or(0).max(superseded) + 1
+    }
 }
 
 /// Why a dispatch was refused (each maps to an HTTP error).
@@ -116,6 +133,7 @@ pub enum LeaseEventKind {
     LeaseRenewed,
     Paused,
     Resumed,
+    Released,
     Revoked,
 }
 
@@ -128,6 +146,7 @@ impl LeaseEventKind {
             LeaseEventKind::LeaseRenewed => "lease_renewed",
             LeaseEventKind::Paused => "paused",
             LeaseEventKind::Resumed => "resumed",
+            LeaseEventKind::Released => "released",
             LeaseEventKind::Revoked => "revoked",
         }
     }
@@ -305,8 +324,9 @@ impl LeaseBook {
                 next
             }
             None => {
-                events.push(LeaseEvent::new(LeaseEventKind::ClaimTaken, seat, holder_id, 1));
-                1
+                let epoch = lease.next_free_epoch();
+                events.push(LeaseEvent::new(LeaseEventKind::ClaimTaken, seat, holder_id, epoch));
+                epoch
             }
         };
         lease.current = Some(Claim {
@@ -340,6 +360,9 @@ impl LeaseBook {
         // Lazy expiry first: a lapse is recorded before anything else happens.
         let mut events = self.expire_due(now, pauses_session);
         let lease = self.seat(seat);
+        if *op == LeaseOp::Release {
+            return Self::release(lease, seat, presented, events);
+        }
         let current_epoch = lease.current.as_ref().map_or(0, |c| c.epoch);
         // Which claim does the caller drive?
         match &presented.token_hash {
@@ -392,7 +415,7 @@ impl LeaseBook {
                         return Ok(Granted { epoch: 0, events, implicit_claim: false });
                     }
                     if matches!(op, LeaseOp::Act | LeaseOp::Resume | LeaseOp::Renew | LeaseOp::Heartbeat) {
-                        let epoch = 1;
+                        let epoch = lease.next_free_epoch();
                         lease.current = Some(Claim {
                             epoch,
                             token_hash: String::new(),
@@ -438,7 +461,7 @@ impl LeaseBook {
                 Self::apply_live(lease, seat, op, now, events)
             }
             LeaseOp::Pause(reason) => Ok(Self::pause_seat(lease, seat, reason, claim.epoch, events)),
-            LeaseOp::Stop(_) => Ok(Granted { epoch: claim.epoch, events, implicit_claim: false }),
+            LeaseOp::Stop(_) | LeaseOp::Release => Ok(Granted { epoch: claim.epoch, events, implicit_claim: false }),
             LeaseOp::Act | LeaseOp::Resume | LeaseOp::Heartbeat => {
                 Err(LeaseError::Expired { seat: seat.to_owned(), epoch: claim.epoch })
             }
@@ -497,8 +520,56 @@ impl LeaseBook {
                 }
             }
             LeaseOp::Stop(_) => Self::slide(lease, now),
+            // Handled before any claim is driven (`dispatch`): nothing to slide.
+            LeaseOp::Release => {}
         }
         Ok(Granted { epoch, events, implicit_claim: false })
+    }
+
+    /// `release`: the current claim's holder gives the seat up (live or
+    /// lapsed). A deliberate pause stays (it survives any change of holder).
+    /// Releasing a claim that is already gone (released, superseded) or a
+    /// seat without a claim changes nothing, so a retry is harmless; a
+    /// lease-unaware caller may release only the implicit claim it drives.
+    fn release(
+        lease: &mut SeatLease,
+        seat: &str,
+        presented: &Presented,
+        mut events: Vec<LeaseEvent>,
+    ) -> Result<Granted, LeaseError> {
+        let Some(claim) = lease.current.clone() else {
+            let epoch = lease.released_epoch.unwrap_or(0);
+            return Ok(Granted { epoch, events, implicit_claim: false });
+        };
+        let conflict = || LeaseError::WriterConflict {
+            seat: seat.to_owned(),
+            holder_id: Some(claim.holder_id.clone()),
+            epoch: claim.epoch,
+        };
+        match &presented.token_hash {
+            Some(hash) if *hash == claim.token_hash => {
+                if presented.epoch.is_some_and(|sent| sent < claim.epoch) {
+                    return Err(conflict());
+                }
+            }
+            Some(hash) if lease.superseded.contains_key(hash) => {
+                return Ok(Granted { epoch: claim.epoch, events, implicit_claim: false });
+            }
+            Some(_) => {
+                return Err(LeaseError::CapabilityRejected(format!(
+                    "the lease token does not belong to seat {seat:?} of this session"
+                )));
+            }
+            None if claim.token_hash.is_empty() => {}
+            None => return Err(conflict()),
+        }
+        if !claim.token_hash.is_empty() {
+            lease.superseded.insert(claim.token_hash.clone(), claim.epoch);
+        }
+        lease.current = None;
+        lease.released_epoch = Some(claim.epoch);
+        events.push(LeaseEvent::new(LeaseEventKind::Released, seat, &claim.holder_id, claim.epoch));
+        Ok(Granted { epoch: claim.epoch, events, implicit_claim: false })
     }
 
     /// A free pause of `seat` (operator, superseded holders): no renewal.
@@ -522,6 +593,7 @@ impl LeaseBook {
             if now.superseded != then.superseded
                 || now.safety_paused != then.safety_paused
                 || now.pause_reasons != then.pause_reasons
+                || now.released_epoch != then.released_epoch
             {
                 return true;
             }
@@ -619,9 +691,48 @@ mod tests {
             LeaseEventKind::LeaseRenewed,
             LeaseEventKind::Paused,
             LeaseEventKind::Resumed,
+            LeaseEventKind::Released,
             LeaseEventKind::Revoked,
         ] {
             assert!(kind.is_recorded(), "{}", kind.as_str());
         }
+    }
+
+    #[test]
+    fn release_frees_the_seat_fences_the_old_token_and_keeps_a_pause() {
+        let mut book = LeaseBook::default();
+        let holder = Presented { token_hash: Some("t1".into()), epoch: Some(1) };
+        book.claim("a", "mcp", "t1", 1_000, 0).expect("a free seat");
+        book.dispatch("a", &holder, &LeaseOp::Pause("check".into()), 10, false, 1_000).expect("pausing is free");
+        let released = book.dispatch("a", &holder, &LeaseOp::Release, 20, false, 1_000).expect("the holder releases");
+        assert_eq!(released.events.len(), 1);
+        assert!(released.events[0].kind() == "released");
+        assert_eq!(released.events[0].record.get("epoch").and_then(Value::as_u64), Some(1));
+        assert_eq!(book.state("a", 20), None, "the seat has no claim");
+        assert!(book.seat_paused("a", 20), "the deliberate pause survives the release");
+        // A retry changes nothing; the released token can never drive again.
+        let again = book.dispatch("a", &holder, &LeaseOp::Release, 30, false, 1_000).expect("a retry");
+        assert!(again.events.is_empty());
+        let next = book.claim("a", "mcp-2", "t2", 1_000, 40).expect("the next controller takes the seat at once");
+        assert_eq!(next.epoch, 2, "epochs stay strictly increasing across a release");
+        for op in [LeaseOp::Renew, LeaseOp::Act, LeaseOp::Heartbeat] {
+            let refused = book.dispatch("a", &holder, &op, 50, false, 1_000).expect_err("superseded");
+            assert!(matches!(refused, LeaseError::WriterConflict { epoch: 2, .. }), "{op:?}: {refused:?}");
+        }
+        // Only the holder releases: a bearer-only caller cannot free a
+        // lease-aware claim, a foreign token is rejected.
+        let bearer = Presented::default();
+        let refused = book.dispatch("a", &bearer, &LeaseOp::Release, 60, false, 1_000).expect_err("not the holder");
+        assert!(matches!(refused, LeaseError::WriterConflict { .. }), "{refused:?}");
+        let foreign = Presented { token_hash: Some("zz".into()), epoch: None };
+        let refused = book.dispatch("a", &foreign, &LeaseOp::Release, 60, false, 1_000).expect_err("foreign");
+        assert!(matches!(refused, LeaseError::CapabilityRejected(_)), "{refused:?}");
+        // A lease-unaware caller releases the implicit claim it drives.
+        let mut book = LeaseBook::default();
+        let implicit = book.dispatch("b", &bearer, &LeaseOp::Heartbeat, 0, false, 1_000).expect("implicit claim");
+        assert!(implicit.implicit_claim);
+        book.dispatch("b", &bearer, &LeaseOp::Release, 5, false, 1_000).expect("released");
+        let next = book.dispatch("b", &bearer, &LeaseOp::Act, 6, false, 1_000).expect("a new implicit claim");
+        assert_eq!(next.epoch, 2);
     }
 }

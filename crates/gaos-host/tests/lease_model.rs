@@ -17,7 +17,9 @@
 //! - a revoked session never acts again;
 //! - a submission reaches the kernel at most once, and the kernel receives
 //!   exactly the submissions the model grants, in order;
-//! - renew never resumes a safety pause.
+//! - renew never resumes a safety pause;
+//! - a release frees the seat without a lapse: the released token never
+//!   drives again, and the next claim gets a newer epoch.
 
 use std::collections::BTreeMap;
 
@@ -46,6 +48,7 @@ enum OpKind {
     Pause,
     Resume,
     Stop,
+    Release,
 }
 
 /// One step of a scenario.
@@ -82,6 +85,7 @@ fn step() -> impl Strategy<Value = Step> {
         2 => Just(OpKind::Pause),
         2 => Just(OpKind::Resume),
         1 => Just(OpKind::Stop),
+        2 => Just(OpKind::Release),
     ];
     prop_oneof![
         3 => seat.clone().prop_map(Step::Claim),
@@ -111,6 +115,9 @@ struct ModelSeat {
     lapse_recorded: bool,
     /// Lapses recorded so far.
     lapses: usize,
+    /// The current claim was released: the seat has none (its epoch stays,
+    /// so the next claim gets a newer one).
+    released: bool,
 }
 
 /// Outcome of a claim or dispatch: `"ok"` or the error code.
@@ -135,6 +142,7 @@ enum Op {
     Pause,
     Resume,
     Stop,
+    Release,
 }
 
 #[derive(Debug)]
@@ -154,7 +162,7 @@ impl Model {
     /// §1: a claim is live when it exists, is not revoked and `now < expiresAt`.
     fn live(&self, seat: usize, now: i64) -> bool {
         let s = &self.seats[seat];
-        !self.revoked && s.epoch > 0 && now < s.expires_at
+        !self.revoked && s.epoch > 0 && !s.released && now < s.expires_at
     }
 
     /// Rule 3: when a claim lapses the host records the lapse, once
@@ -164,7 +172,7 @@ impl Model {
             return;
         }
         for s in &mut self.seats {
-            if s.epoch > 0 && now >= s.expires_at && !s.lapse_recorded {
+            if s.epoch > 0 && !s.released && now >= s.expires_at && !s.lapse_recorded {
                 s.lapse_recorded = true;
                 s.lapses += 1;
             }
@@ -190,6 +198,7 @@ impl Model {
         }
         let s = &mut self.seats[seat];
         s.epoch += 1;
+        s.released = false;
         let epoch = s.epoch;
         s.claims.push(epoch);
         self.slide(seat, now);
@@ -204,13 +213,17 @@ impl Model {
         }
         self.record_lapses(now);
         let current = self.seats[seat].epoch;
+        let free = current == 0 || self.seats[seat].released;
+        if op == Op::Release {
+            return self.release(seat, caller, free);
+        }
         match caller {
             Caller::Aware(controller) => {
                 let Some(epoch) = controller.and_then(|k| self.seats[seat].claims.get(k).copied()) else {
                     // A token that was never issued for this seat.
                     return "capability_rejected";
                 };
-                if epoch != current {
+                if epoch != current || free {
                     // Superseded: `writer_conflict`, except pausing, which is free.
                     if op == Op::Pause {
                         self.seats[seat].safety = true;
@@ -220,7 +233,7 @@ impl Model {
                 }
                 self.on_current_claim(seat, op, now, false)
             }
-            Caller::Unaware if current == 0 => match op {
+            Caller::Unaware if free => match op {
                 // Pausing is free and stopping is safe from anyone entitled
                 // to the seat: neither needs (or takes) a claim.
                 Op::Pause => {
@@ -234,13 +247,34 @@ impl Model {
                 // Rule 11: a seat without a claim gets one implicitly on its
                 // first driving call.
                 _ => {
-                    self.seats[seat].epoch = 1;
+                    self.seats[seat].epoch += 1;
+                    self.seats[seat].released = false;
                     self.slide(seat, now);
                     self.on_current_claim(seat, op, now, true)
                 }
             },
             Caller::Unaware => self.on_current_claim(seat, op, now, true),
         }
+    }
+
+    /// `release`: the current claim's holder gives the seat up, live or
+    /// lapsed, and a deliberate pause stays. Releasing when there is
+    /// nothing to give up (a free seat, a claim already superseded) changes
+    /// nothing; a lease-unaware caller releases only an implicit claim.
+    fn release(&mut self, seat: usize, caller: Caller, free: bool) -> Code {
+        if free {
+            return "ok";
+        }
+        let s = &mut self.seats[seat];
+        let holder = s.claims.iter().position(|e| *e == s.epoch);
+        match (caller, holder) {
+            (Caller::Aware(None), _) => return "capability_rejected",
+            (Caller::Aware(Some(k)), _) if s.claims[k] != s.epoch => return "ok",
+            (Caller::Aware(Some(_)), _) | (Caller::Unaware, None) => {}
+            (Caller::Unaware, Some(_)) => return "writer_conflict",
+        }
+        s.released = true;
+        "ok"
     }
 
     /// The rows Active, Paused(safety), Lapsed(by-lapse) and
@@ -269,6 +303,8 @@ impl Model {
                 Op::Act | Op::Resume if unaware => self.slide(seat, now),
                 // Rule 4: the typed, recoverable refusal.
                 Op::Act | Op::Resume | Op::Heartbeat => return "lease_expired",
+                // Handled first (`dispatch`).
+                Op::Release => return "ok",
             }
         }
         match op {
@@ -293,6 +329,7 @@ impl Model {
                 self.slide(seat, now);
                 "ok"
             }
+            Op::Release => "ok",
         }
     }
 
@@ -325,7 +362,7 @@ impl Model {
     /// The controller whose current claim lapsed, if any.
     fn lapsed_controller(&self, seat: usize, now: i64) -> Option<usize> {
         let s = &self.seats[seat];
-        (!self.revoked && s.epoch > 0 && !self.live(seat, now))
+        (!self.revoked && s.epoch > 0 && !s.released && !self.live(seat, now))
             .then(|| s.claims.iter().position(|e| *e == s.epoch))
             .flatten()
     }
@@ -401,6 +438,7 @@ fn lease_op(op: Op) -> LeaseOp {
         Op::Pause => LeaseOp::Pause("uncertain".into()),
         Op::Resume => LeaseOp::Resume,
         Op::Stop => LeaseOp::Stop("done".into()),
+        Op::Release => LeaseOp::Release,
     }
 }
 
@@ -514,6 +552,7 @@ proptest! {
                         OpKind::Pause => Op::Pause,
                         OpKind::Resume => Op::Resume,
                         OpKind::Stop => Op::Stop,
+                        OpKind::Release => Op::Release,
                     };
                     let (presented, caller, _) = tokens.resolve(seat, who);
                     let paused_before = host.book.seats.get(SEATS[seat]).is_some_and(|l| l.safety_paused);
@@ -556,6 +595,12 @@ fn check_invariants(
         if let Some(k) = model.lapsed_controller(seat, now) {
             prop_assert_eq!(probe(&tokens.0[seat][k], LeaseOp::Act), "lease_expired", "step {}: {} lapsed", step, name);
         }
+        // Fencing: the seat's current claim has the epoch the model counts
+        // (strictly increasing across takeovers, implicit claims and releases).
+        let s = &model.seats[seat];
+        let want = (s.epoch > 0 && !s.released).then_some(s.epoch);
+        let got = host.book.seats.get(*name).and_then(|l| l.current.as_ref()).map(|c| c.epoch);
+        prop_assert_eq!(got, want, "step {}: {}'s current epoch", step, name);
         let recorded = host.lapses.get(*name).copied().unwrap_or(0);
         prop_assert_eq!(recorded, model.seats[seat].lapses, "step {}: {}'s lapses recorded once each", step, name);
         let paused = host.book.seats.get(*name).is_some_and(|l| l.safety_paused);

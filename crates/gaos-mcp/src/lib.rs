@@ -2,8 +2,10 @@
 //! through tools, under the controller-lease rules of `spec/lease.md`.
 //!
 //! Tools: `observe` (the seat's view, whose move, status, legal actions),
-//! `act` (`{"command": …}` or `{"index": n}`), `pause`, `resume`, `status`
-//! (lease, epoch, pause reasons, cursor), `finalize`, `replay`. Each answers
+//! `act` (`{"action": {…}}`, `{"command": …}` or `{"index": n}`), `pause`,
+//! `resume`, `status` (lease, epoch, pause reasons, cursor), `finalize`,
+//! `replay`, and the agent-CLI recipe tools `reset` and `transcript`
+//! ([`recipe`], `spec/lifecycle.md` §6). Each answers
 //! text a model reads (`Your hand: 4 4 5 · round: 1` / `Legal: card 0|1|2`)
 //! plus structured JSON; failures are MCP tool errors (`isError: true`)
 //! carrying the host's code and message.
@@ -31,6 +33,7 @@
 //!     seat: "bob".into(),
 //!     seat_token: std::env::var("GAOS_SEAT_TOKEN").map_err(|e| e.to_string())?,
 //!     lease: LeaseMode::Claim { duration_ms: gaos_mcp::remote::DEFAULT_LEASE_MS },
+//!     keep_alive: false,
 //! };
 //! gaos_mcp::stdio::serve_stdio(options).await
 //! # }
@@ -48,6 +51,7 @@
 
 pub mod error;
 pub mod http;
+pub mod recipe;
 pub mod registry;
 pub mod remote;
 pub mod render;

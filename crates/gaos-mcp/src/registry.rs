@@ -105,6 +105,9 @@ impl SeatRegistry {
             seat: caller.seat.clone(),
             seat_token: caller.token.clone(),
             lease: caller.lease.clone(),
+            // The seat stays in the registry after its client went away, so
+            // only driving keeps its claim (no heartbeat).
+            keep_alive: false,
         };
         let attachment = Arc::new(Attachment::new(Box::new(move || {
             let options = options.clone();

@@ -5,9 +5,10 @@
 //! The attach is lease-aware (`"lease": {"durationMs": N}`), so this server
 //! holds the seat's lease token and presents it as `Gaos-Lease` on every
 //! call: it gets the exact lease rules, not the lease-unaware compatibility
-//! path. A claim another controller already holds (the creator's claim, for
-//! the creating seat) can be adopted by handing over its token
-//! ([`LeaseMode::Adopt`]).
+//! path. A claim another controller already holds (a creator's claim the
+//! create asked for) can be adopted by handing over its token
+//! ([`LeaseMode::Adopt`]). `gaos mcp` heartbeats its claim while it runs
+//! ([`SeatOptions::keep_alive`]) and releases it when its client leaves.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -26,6 +27,10 @@ use crate::seat::SeatSession;
 /// The lease an attach asks for when none is configured: the spec's
 /// default and maximum (5 minutes).
 pub const DEFAULT_LEASE_MS: u64 = 300_000;
+/// The lease `gaos mcp` asks for: short, because it heartbeats its claim
+/// while it runs ([`SeatOptions::keep_alive`]), so only a dead server's
+/// claim lapses, and then within seconds.
+pub const KEEP_ALIVE_LEASE_MS: u64 = 6_000;
 /// Largest replay this server downloads.
 pub const MAX_REPLAY_BYTES: usize = 16 * 1024 * 1024;
 /// Timeout of a replay download.
@@ -62,6 +67,11 @@ impl std::fmt::Debug for LeaseMode {
 /// Where and as whom to attach.
 #[derive(Clone)]
 pub struct SeatOptions {
+    /// Heartbeat the claim while attached (every third of its duration), so
+    /// a running server keeps its seat however long its agent is idle, and
+    /// a killed one loses it within one lease: a restarted `gaos mcp` with
+    /// a short lease gets its seat back in seconds (issue 18, item 6).
+    pub keep_alive: bool,
     /// The host's base URL (`http://127.0.0.1:8899`).
     pub host_url: String,
     /// The session.
@@ -81,6 +91,7 @@ impl std::fmt::Debug for SeatOptions {
             .field("session_id", &self.session_id)
             .field("seat", &self.seat)
             .field("lease", &self.lease)
+            .field("keep_alive", &self.keep_alive)
             .finish_non_exhaustive()
     }
 }
@@ -92,6 +103,16 @@ pub struct RemoteSeat {
     handle: LifecycleHandle<RemoteTransport>,
     replay_http: reqwest::Client,
     seat_token: String,
+    /// The heartbeat task ([`SeatOptions::keep_alive`]), stopped on drop and
+    /// on release.
+    heartbeat: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    log: crate::recipe::SeatLog,
+}
+
+impl Drop for RemoteSeat {
+    fn drop(&mut self) {
+        self.stop_heartbeat();
+    }
 }
 
 impl std::fmt::Debug for RemoteSeat {
@@ -112,7 +133,7 @@ impl RemoteSeat {
     /// Attach `options.seat` of `options.session_id` at its durable head
     /// and take (or adopt) its controller claim.
     pub async fn attach(options: SeatOptions) -> Result<RemoteSeat, SessionError> {
-        let SeatOptions { host_url, session_id, seat, seat_token, lease } = options;
+        let SeatOptions { host_url, session_id, seat, seat_token, lease, keep_alive } = options;
         let client = SessionClient::builder(&host_url)
             .token(&seat_token)
             .participant_id(&seat)
@@ -161,12 +182,61 @@ impl RemoteSeat {
             .timeout(REPLAY_TIMEOUT)
             .build()
             .map_err(|e| SessionError::InvalidArgument(format!("cannot build the HTTP client: {e}")))?;
-        let seat = RemoteSeat { handle, replay_http, seat_token };
+        let seat = RemoteSeat {
+            handle,
+            replay_http,
+            seat_token,
+            heartbeat: std::sync::Mutex::new(None),
+            log: crate::recipe::SeatLog::default(),
+        };
+        let mut duration_ms = attached
+            .extensions
+            .as_ref()
+            .and_then(|ext| ext.get(gaos_session::EXT_LEASE))
+            .and_then(|lease| lease.get("durationMs"))
+            .and_then(Value::as_u64);
         if matches!(lease, LeaseMode::Adopt { .. }) {
             // Prove the handed-over token drives this seat (and renew it).
-            seat.lease_dispatch("lease/heartbeat", None, true).await?;
+            let described = seat.lease_dispatch("lease/heartbeat", None, true).await?;
+            duration_ms = described.get("durationMs").and_then(Value::as_u64).or(duration_ms);
+        }
+        if keep_alive && let Some(duration_ms) = duration_ms {
+            seat.start_heartbeat(Duration::from_millis((duration_ms / 3).max(100)));
         }
         Ok(seat)
+    }
+
+    /// Heartbeat the claim every `every` until the seat is dropped or
+    /// released. A lapsed claim is left lapsed (the next driving call renews
+    /// it, so the lapse stays on the record); a claim the host no longer
+    /// lets this server hold (superseded, revoked, finalized) ends the task.
+    fn start_heartbeat(&self, every: Duration) {
+        let client = self.client().clone();
+        let path = self.session_path("lease/heartbeat");
+        let task = tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(every);
+            ticks.tick().await;
+            loop {
+                ticks.tick().await;
+                match client.request_json(Method::POST, &path, None).await.map_err(session_error) {
+                    Ok(_) => {}
+                    Err(e) if e.is_lease_expired() || e.status().is_none_or(|s| s == 429 || s >= 500) => {
+                        tracing::debug!(error = %e, "heartbeat not taken; trying again");
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "the seat's claim can no longer be kept alive");
+                        return;
+                    }
+                }
+            }
+        });
+        *self.heartbeat.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(task);
+    }
+
+    fn stop_heartbeat(&self) {
+        if let Some(task) = self.heartbeat.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take() {
+            task.abort();
+        }
     }
 
     fn client(&self) -> &SessionClient {
@@ -231,6 +301,21 @@ impl SeatSession for RemoteSeat {
 
     fn resume(&self) -> BoxFuture<'_, Result<Value, SessionError>> {
         Box::pin(self.lease_dispatch("resume", None, true))
+    }
+
+    fn result(&self) -> BoxFuture<'_, Result<gaos_session::SessionResult, SessionError>> {
+        Box::pin(async move { self.client().result(self.handle.session_id()).await.map_err(session_error) })
+    }
+
+    fn log(&self) -> &crate::recipe::SeatLog {
+        &self.log
+    }
+
+    fn release(&self) -> BoxFuture<'_, Result<Value, SessionError>> {
+        Box::pin(async move {
+            self.stop_heartbeat();
+            self.post("lease/release", None).await
+        })
     }
 
     fn replay(&self) -> BoxFuture<'_, Result<String, SessionError>> {

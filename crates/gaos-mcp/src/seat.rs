@@ -38,6 +38,18 @@ pub trait SeatSession: Send + Sync {
     /// is renewed and the resume retried once). Answers the lease description.
     fn resume(&self) -> BoxFuture<'_, Result<Value, SessionError>>;
 
+    /// Give the seat's claim up without stopping the session (`POST
+    /// /lease/release`), so the next controller takes the seat at once.
+    /// Answers the lease description.
+    fn release(&self) -> BoxFuture<'_, Result<Value, SessionError>>;
+
+    /// The session's finalized result as the host stored it (`GET /result`),
+    /// whoever finalized.
+    fn result(&self) -> BoxFuture<'_, Result<gaos_session::SessionResult, SessionError>>;
+
+    /// This server's record of the seat's decisions (`transcript`).
+    fn log(&self) -> &crate::recipe::SeatLog;
+
     /// The session's `gaos.replay` JSONL (once the game is over).
     fn replay(&self) -> BoxFuture<'_, Result<String, SessionError>>;
 }
@@ -86,10 +98,16 @@ impl Attachment {
         Ok(seat)
     }
 
-    /// Close the attached seat's handle (local only; the session and its
-    /// claim are untouched, the claim simply lapses if nobody renews it).
+    /// Release the attached seat's claim (the session goes on, and the
+    /// seat is free for its next controller at once) and close its handle.
+    /// A release the host refuses (the session is over, the claim was
+    /// taken over) leaves nothing to give up.
     pub async fn close(&self) {
-        if let Some(seat) = self.slot.lock().await.as_ref() {
+        if let Some(seat) = self.slot.lock().await.take() {
+            match seat.release().await {
+                Ok(_) => tracing::info!(seat = %seat.handle().seat(), "the seat's claim was released"),
+                Err(e) => tracing::debug!(error = %e, "the seat's claim was not released"),
+            }
             seat.handle().close();
         }
     }

@@ -1,5 +1,6 @@
 //! The seat tools, written once over [`SeatSession`]: `observe`, `act`,
-//! `pause`, `resume`, `status`, `finalize`, `replay`.
+//! `pause`, `resume`, `status`, `finalize`, `replay`, and the agent-CLI
+//! recipe tools `reset` and `transcript` ([`crate::recipe`]).
 //!
 //! Every call answers a [`ToolOutput`]: text a model reads plus structured
 //! content (JSON). Failures are [`ToolError`]s rendered as tool errors
@@ -47,7 +48,7 @@ fn no_arguments() -> serde_json::Map<String, serde_json::Value> {
     schema(json!({"type": "object", "properties": {}, "additionalProperties": false}))
 }
 
-/// The seven tools, in the order `tools/list` answers them.
+/// The nine tools, in the order `tools/list` answers them.
 pub fn tool_specs() -> Vec<ToolSpec> {
     vec![
         ToolSpec {
@@ -71,14 +72,20 @@ pub fn tool_specs() -> Vec<ToolSpec> {
         ToolSpec {
             name: "act",
             title: "Submit your move",
-            description: "Submit one command for your seat. Give either {\"command\": ...}, the game's command form \
-                (normally one of the legal action objects observe lists, e.g. {\"card\": 0}), or {\"index\": n}, the \
-                position of a legal action in observe's list (from 0). Answers your new observation, or the pending \
-                state when other seats still have to move. A refused command changes nothing. If your seat's lease \
-                lapsed while you were thinking, it is renewed and the command retried once, transparently.",
+            description: "Submit one command for your seat. Give one of {\"action\": {...}} or {\"command\": ...}, the \
+                game's command form (normally one of the legal action objects observe lists, e.g. {\"card\": 0}), or \
+                {\"index\": n}, the position of a legal action in observe's list (from 0). Answers your new \
+                observation, or the pending state when other seats still have to move. A refused command changes \
+                nothing. If your seat's lease lapsed while you were thinking, it is renewed and the command retried \
+                once, transparently.",
             input_schema: schema(json!({
                 "type": "object",
                 "properties": {
+                    "action": {
+                        "type": "object",
+                        "description": "The game's command as an object (the agent-CLI recipes' form): normally one \
+                            of the legalActions objects, as listed."
+                    },
                     "command": {
                         "description": "The game's command: normally one of the legalActions objects, as listed."
                     },
@@ -128,7 +135,8 @@ pub fn tool_specs() -> Vec<ToolSpec> {
             name: "finalize",
             title: "Finalize the session",
             description: "Once the game is over, fix the session's result (idempotent: calling it again, from any \
-                seat, answers the same result). Refused while the game is still running.",
+                seat, answers the same result, also when another client of the session finalized first). Refused \
+                while the game is still running.",
             input_schema: no_arguments(),
             read_only: false,
         },
@@ -137,6 +145,33 @@ pub fn tool_specs() -> Vec<ToolSpec> {
             title: "Download the replay",
             description: "The session's portable gaos.replay record (JSONL), available once the game is over \
                 (finalize first to fix the result). Anyone can re-verify it with `gaos replay verify`.",
+            input_schema: no_arguments(),
+            read_only: true,
+        },
+        ToolSpec {
+            name: "reset",
+            title: "Start a new episode",
+            description: "Start a new episode of the game (optionally with a seed), where the session's policy allows \
+                one. A host session plays one episode whose seed was fixed at create: then the answer is an error \
+                that says how to get a fresh game.",
+            input_schema: schema(json!({
+                "type": "object",
+                "properties": {
+                    "seed": {
+                        "type": "integer", "minimum": 0, "maximum": u32::MAX,
+                        "description": "The new episode's seed."
+                    }
+                },
+                "additionalProperties": false
+            })),
+            read_only: false,
+        },
+        ToolSpec {
+            name: "transcript",
+            title: "Your decisions so far",
+            description: "The decisions your seat submitted through this server, in order (the action, the revision \
+                it was sent at, accepted or the refusal's code), and whether the game is over. Reading never \
+                changes anything.",
             input_schema: no_arguments(),
             read_only: true,
         },
@@ -161,7 +196,7 @@ pub struct ToolOutput {
 }
 
 impl ToolOutput {
-    fn ok(text: String, structured: Map) -> Self {
+    pub(crate) fn ok(text: String, structured: Map) -> Self {
         ToolOutput { text, structured, is_error: false }
     }
 
@@ -178,7 +213,7 @@ impl ToolOutput {
 
 type Arguments = serde_json::Map<String, serde_json::Value>;
 
-fn only_known(tool: &str, arguments: &Arguments, known: &[&str]) -> Result<(), ToolError> {
+pub(crate) fn only_known(tool: &str, arguments: &Arguments, known: &[&str]) -> Result<(), ToolError> {
     if let Some(key) = arguments.keys().find(|k| !known.contains(&k.as_str())) {
         let takes = if known.is_empty() {
             "takes no arguments".to_owned()
@@ -191,7 +226,7 @@ fn only_known(tool: &str, arguments: &Arguments, known: &[&str]) -> Result<(), T
 }
 
 /// A non-negative integer argument (integral floats such as `2.0` pass).
-fn uint_argument(tool: &str, name: &str, value: &serde_json::Value) -> Result<u64, ToolError> {
+pub(crate) fn uint_argument(tool: &str, name: &str, value: &serde_json::Value) -> Result<u64, ToolError> {
     let n = value.as_u64().or_else(|| {
         value.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f <= MAX_SAFE_INTEGER).map(|f| f as u64)
     });
@@ -212,6 +247,8 @@ pub async fn call_tool(seat: &dyn SeatSession, name: &str, arguments: Option<&Ar
         "status" => status(seat, arguments).await,
         "finalize" => finalize(seat, arguments).await,
         "replay" => replay(seat, arguments).await,
+        "reset" => crate::recipe::reset(seat, arguments).await,
+        "transcript" => crate::recipe::transcript(seat, arguments).await,
         other => Err(ToolError::new("unknown_tool", format!("there is no tool {other:?}"))),
     };
     result.unwrap_or_else(|error| ToolOutput::error(&error))
@@ -259,22 +296,36 @@ async fn observe(seat: &dyn SeatSession, arguments: &Arguments) -> Result<ToolOu
 }
 
 async fn act(seat: &dyn SeatSession, arguments: &Arguments) -> Result<ToolOutput, ToolError> {
-    only_known("act", arguments, &["command", "index"])?;
-    let command = match (arguments.get("command"), arguments.get("index")) {
-        (Some(_), Some(_)) => {
-            return Err(ToolError::invalid_argument("act: give either \"command\" or \"index\", not both".to_owned()));
+    only_known("act", arguments, &["action", "command", "index"])?;
+    let given = ["action", "command", "index"].iter().filter(|k| arguments.contains_key(**k)).count();
+    if given > 1 {
+        return Err(ToolError::invalid_argument(
+            "act: give one of \"action\", \"command\" or \"index\", not several".to_owned(),
+        ));
+    }
+    // The recipes' `{"action": {...}}` is the game's command, as an object.
+    let command = match arguments.get("action") {
+        Some(action @ serde_json::Value::Object(_)) => Some(action),
+        Some(other) => {
+            return Err(ToolError::invalid_argument(format!(
+                "act: \"action\" must be an object (one of the legal actions), not {other}"
+            )));
         }
+        None => arguments.get("command"),
+    };
+    // At most one of the three is given (checked above).
+    let command = match (command, arguments.get("index")) {
         (None, None) => {
             return Err(ToolError::invalid_argument(
-                "act needs {\"command\": ...} (the game's command form, e.g. one of the legal actions) or \
-                 {\"index\": n} (a position in the legal action list)"
+                "act needs {\"action\": {...}} or {\"command\": ...} (the game's command form, e.g. one of the \
+                 legal actions) or {\"index\": n} (a position in the legal action list)"
                     .to_owned(),
             ));
         }
-        (Some(serde_json::Value::Null), None) => {
+        (Some(serde_json::Value::Null), _) => {
             return Err(ToolError::invalid_argument("act: \"command\" must not be null".to_owned()));
         }
-        (Some(command), None) => gaos_json::to_value(command)
+        (Some(command), _) => gaos_json::to_value(command)
             .map_err(|e| ToolError::invalid_argument(format!("act: \"command\" is not usable JSON: {e}")))?,
         (None, Some(index)) => {
             let index = uint_argument("act", "index", index)?;
@@ -298,7 +349,13 @@ async fn act(seat: &dyn SeatSession, arguments: &Arguments) -> Result<ToolOutput
             legal[position].clone()
         }
     };
-    match seat.handle().act(command).await {
+    let cursor = seat.handle().binding();
+    let answer = seat.handle().act(command.clone()).await;
+    match &answer {
+        Ok(observation) => seat.log().record(&command, &cursor.tick_id, cursor.revision, Ok(observation)),
+        Err(e) => seat.log().record(&command, &cursor.tick_id, cursor.revision, Err(&ToolError::from_session(e))),
+    }
+    match answer {
         Ok(observation) => {
             let lead = if observation.is_pending() { "Accepted (pending)." } else { "Accepted." };
             Ok(observation_output(seat, &observation, Some(lead)))
@@ -407,7 +464,13 @@ async fn status(seat: &dyn SeatSession, arguments: &Arguments) -> Result<ToolOut
 
 async fn finalize(seat: &dyn SeatSession, arguments: &Arguments) -> Result<ToolOutput, ToolError> {
     only_known("finalize", arguments, &[])?;
-    let result = seat.handle().finalize(FinalizeRequest::default()).await?;
+    let result = match seat.handle().finalize(FinalizeRequest::default()).await {
+        Ok(result) => result,
+        // Another request fixed the result first (another client of the
+        // session, with its own request id): read the result it fixed.
+        Err(e) if e.code() == Some("finalize_conflict") => seat.result().await?,
+        Err(e) => return Err(e.into()),
+    };
     let mut structured = result.to_value().as_object().cloned().unwrap_or_default();
     // The replay has its own tool; keep the answer small.
     if structured.remove("replay").is_some() {

@@ -39,10 +39,12 @@ async fn tools_answer_text_and_structured_content_and_fail_as_tool_errors() {
 
     let tools = client.list_all_tools().await.expect("tools/list");
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names, ["observe", "act", "pause", "resume", "status", "finalize", "replay"]);
+    assert_eq!(names, ["observe", "act", "pause", "resume", "status", "finalize", "replay", "reset", "transcript"]);
     let act = tools.iter().find(|t| t.name == "act").expect("act");
     let properties = act.input_schema.get("properties").and_then(Json::as_object).expect("act's properties");
-    assert!(properties.contains_key("command") && properties.contains_key("index"), "{properties:?}");
+    for key in ["action", "command", "index"] {
+        assert!(properties.contains_key(key), "act takes {key}: {properties:?}");
+    }
     assert_eq!(act.input_schema.get("additionalProperties"), Some(&json!(false)));
     let observe = tools.iter().find(|t| t.name == "observe").expect("observe");
     assert_eq!(observe.annotations.as_ref().and_then(|a| a.read_only_hint), Some(true));

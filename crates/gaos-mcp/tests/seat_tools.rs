@@ -11,8 +11,12 @@ use support::*;
 
 const CLAIM: LeaseMode = LeaseMode::Claim { duration_ms: 60_000 };
 
+/// A hilo session whose creator seat (alice) holds a claim (`"lease": {}`)
+/// that the tests hand over to alice's server.
 fn hilo(seed: u32, hand_size: u32) -> String {
-    format!(r#"{{"game":"conformance/hilo","seed":{seed},"level":{{"handSize":{hand_size},"maxCard":1000000}}}}"#)
+    format!(
+        r#"{{"game":"conformance/hilo","seed":{seed},"level":{{"handSize":{hand_size},"maxCard":1000000}},"lease":{{}}}}"#
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -190,7 +194,7 @@ async fn bad_tool_input_is_a_tool_error_that_changes_nothing() {
 async fn acting_out_of_turn_in_a_sequential_game_is_refused() {
     let test = start_host().await;
     let created = test
-        .create(r#"{"game":"conformance/tictactoe","participantId":"x","level":{"board":".........","first":"x"}}"#)
+        .create(r#"{"game":"conformance/tictactoe","participantId":"x","level":{"board":".........","first":"x"},"lease":{}}"#)
         .await;
     let id = created.session_id.clone();
     let x = test.attach(&created, "x", LeaseMode::Adopt { lease_token: created.creator_lease() }).await;
@@ -281,4 +285,74 @@ async fn observe_waits_for_the_seats_move_within_its_bound() {
     assert_eq!(field(&turn, &["view", "round"]).as_u64(), Some(1));
     assert!(started.elapsed() < std::time::Duration::from_secs(10), "the wait ended on the change");
     mover.await.expect("bob moved");
+}
+
+/// The agent-CLI recipe tools (lifecycle.md §6) on seats that took their own
+/// claims right after a create that asked for none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recipe_tools_act_with_an_action_refuse_reset_and_list_the_seats_decisions() {
+    let test = start_host().await;
+    let created = test.create(r#"{"game":"conformance/hilo","seed":4,"level":{"handSize":1,"maxCard":1000000}}"#).await;
+    let id = created.session_id.clone();
+    let alice = test.attach(&created, "alice", CLAIM).await;
+    let bob = test.attach(&created, "bob", CLAIM).await;
+    let events = test.event_count(&id).await;
+    for (arguments, code) in [
+        (r#"{"action":5}"#, "invalid_argument"),
+        (r#"{"action":{"card":0},"command":{"card":0}}"#, "invalid_argument"),
+        (r#"{"seed":4294967296}"#, "invalid_argument"),
+        (r#"{}"#, "reset_not_allowed"),
+        (r#"{"seed":7}"#, "reset_not_allowed"),
+    ] {
+        let tool = if arguments.contains("action") { "act" } else { "reset" };
+        let refused = call(alice.as_ref(), tool, arguments).await;
+        assert_eq!(refused.error_code(), Some(code), "{tool} {arguments}: {}", refused.text);
+    }
+    assert_eq!(test.event_count(&id).await, events, "refusals change nothing");
+    let refused = call(alice.as_ref(), "act", r#"{"action":{"card":9}}"#).await;
+    assert_eq!(refused.error_code(), Some("illegal_command"), "{}", refused.text);
+    ok(call(alice.as_ref(), "act", r#"{"action":{"card":0}}"#).await);
+    ok(call(bob.as_ref(), "act", r#"{"action":{"card":0}}"#).await);
+
+    let transcript = ok(call(alice.as_ref(), "transcript", "{}").await);
+    let decisions = field(&transcript, &["decisions"]).as_array().expect("decisions");
+    let summary: Vec<(bool, String)> = decisions
+        .iter()
+        .map(|d| {
+            let accepted = d.get("accepted").and_then(gaos_json::Value::as_bool).unwrap_or(false);
+            (accepted, d.get("action").map(gaos_json::canonical_json).unwrap_or_default())
+        })
+        .collect();
+    let expected = [(false, r#"{"card":9}"#.to_owned()), (true, r#"{"card":0}"#.to_owned())];
+    assert_eq!(summary, expected, "{}", transcript.text);
+    assert_eq!(decisions[0].get("code"), Some(&json(r#""illegal_command""#)));
+    assert_eq!(field(&transcript, &["gameOver"]), &json("true"), "{}", transcript.text);
+    assert!(transcript.text.contains("2 decisions"), "{}", transcript.text);
+    let bobs = ok(call(bob.as_ref(), "transcript", "").await);
+    assert_eq!(field(&bobs, &["decisions"]).as_array().map(Vec::len), Some(1), "only bob's own decisions");
+}
+
+/// A seat whose finalize meets a result another client fixed with its own
+/// request id answers that stored result (`GET /result`), not a conflict.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finalize_answers_the_result_another_client_fixed() {
+    let test = start_host().await;
+    let created = test.create(r#"{"game":"conformance/hilo","seed":8,"level":{"handSize":1,"maxCard":1000000}}"#).await;
+    let id = created.session_id.clone();
+    let alice = test.attach(&created, "alice", CLAIM).await;
+    let bob = test.attach(&created, "bob", CLAIM).await;
+    ok(call(alice.as_ref(), "act", r#"{"index":0}"#).await);
+    ok(call(bob.as_ref(), "act", r#"{"index":0}"#).await);
+    let caller = gaos_host::auth::Caller::Seat { session_id: id.clone(), seat: "bob".into() };
+    let fixed = test.host.finalize(&caller, &id, json(r#"{"requestId":"bobs-own-client"}"#)).await.expect("finalize");
+    assert_eq!(fixed.status, 200);
+    let answered = ok(call(alice.as_ref(), "finalize", "").await);
+    let stored = json(&fixed.body);
+    assert_eq!(field(&answered, &["outcome"]), at(&stored, &["outcome"]), "{}", answered.text);
+    assert_eq!(
+        field(&answered, &["extensions", "gaos.session.request"]).as_str(),
+        Some("bobs-own-client"),
+        "the result bob's client fixed: {}",
+        answered.text
+    );
 }

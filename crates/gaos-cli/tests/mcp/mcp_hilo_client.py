@@ -38,7 +38,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
-TOOLS = ["observe", "act", "pause", "resume", "status", "finalize", "replay"]
+TOOLS = ["observe", "act", "pause", "resume", "status", "finalize", "replay", "reset", "transcript"]
 LAPSE_ROUND = 1
 PAUSE_ROUND = 3
 TIMEOUT_S = 150

@@ -41,6 +41,19 @@ impl SessionActor {
         Ok(artifact.to_jsonl())
     }
 
+    /// `GET /result`: the result the first accepted finalize fixed, byte for
+    /// byte, so a seat that did not finalize (or finalized with another
+    /// request id, which `finalize` refuses) still reads it.
+    pub(super) fn stored_result(&self) -> Result<Answer, HostError> {
+        match self.answers.get(AnswerKind::Finalize, FINALIZE_KEY) {
+            Some(stored) => Ok(Answer::replayed(stored)),
+            None => Err(HostError::conflict(
+                "not_finalized",
+                "the session has no result yet: once the game is over, any seat fixes it with POST /finalize",
+            )),
+        }
+    }
+
     pub(super) async fn finalize(&mut self, body: Value) -> Result<Answer, HostError> {
         let map =
             body.as_object().ok_or_else(|| HostError::invalid_request("the finalize body must be a JSON object"))?;

@@ -86,6 +86,10 @@ pub enum Command {
     Replay {
         reply: Reply<String>,
     },
+    /// `GET /result`: the stored finalize answer.
+    StoredResult {
+        reply: Reply<Answer>,
+    },
     Transcript {
         reply: Reply<String>,
     },
@@ -202,6 +206,9 @@ impl SessionActor {
             }
             Command::Subscribe { seat, after, reply } => {
                 let _ = reply.send(self.subscribe(seat.as_deref(), after));
+            }
+            Command::StoredResult { reply } => {
+                let _ = reply.send(self.stored_result());
             }
             Command::Replay { reply } => {
                 let answer = match &self.leases.revoked {

@@ -95,6 +95,7 @@ impl TestHost {
             seat: seat.to_owned(),
             seat_token: created.seat_token(seat),
             lease,
+            keep_alive: false,
         })
         .await
     }

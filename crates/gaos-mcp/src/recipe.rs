@@ -1,0 +1,130 @@
+//! The agent-CLI recipe tools of `spec/lifecycle.md` §6, beside the seat
+//! tools: `observe {}` (the seat tool, which takes `{}`), `act {"action":
+//! {...}}` (in [`crate::tools`]: the action object is the game's command),
+//! `reset {"seed"?}` and `transcript {}`, so recipes written for the
+//! reference's `gaos-agent spawn` drive this server unchanged.
+//!
+//! [`SeatLog`] is this server's record of the seat's decisions, which
+//! `transcript` answers: the host's own transcript holds every seat's
+//! hidden state and is the operator's to read, and the replay exists only
+//! once the game is over.
+
+use std::sync::{Mutex, PoisonError};
+
+use gaos_json::{Map, Value};
+use gaos_session::Observation;
+
+use crate::error::ToolError;
+use crate::render::{self, Turn};
+use crate::seat::SeatSession;
+use crate::tools::ToolOutput;
+
+/// Most decisions a [`SeatLog`] keeps (the oldest go first).
+pub const MAX_LOGGED_DECISIONS: usize = 10_000;
+
+/// The seat's decisions submitted through this server, in order.
+#[derive(Debug, Default)]
+pub struct SeatLog {
+    decisions: Mutex<Vec<Value>>,
+}
+
+impl SeatLog {
+    /// Record one `act`: the command, the cursor it was sent at and how the
+    /// host answered (the new revision, or the refusal's code).
+    pub fn record(&self, command: &Value, tick_id: &str, revision: u64, answer: Result<&Observation, &ToolError>) {
+        let mut decisions = self.decisions.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut entry = Map::new();
+        entry.insert("step".into(), decisions.len().into());
+        entry.insert("tickId".into(), tick_id.into());
+        entry.insert("revision".into(), revision.into());
+        entry.insert("action".into(), command.clone());
+        match answer {
+            Ok(observation) => {
+                entry.insert("accepted".into(), true.into());
+                entry.insert("pending".into(), observation.is_pending().into());
+                entry.insert("resultRevision".into(), observation.revision().into());
+            }
+            Err(error) => {
+                entry.insert("accepted".into(), false.into());
+                entry.insert("code".into(), error.code.clone().into());
+            }
+        }
+        if decisions.len() == MAX_LOGGED_DECISIONS {
+            decisions.remove(0);
+        }
+        decisions.push(Value::Object(entry));
+    }
+
+    /// Every recorded decision, oldest first.
+    pub fn decisions(&self) -> Vec<Value> {
+        self.decisions.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+}
+
+/// The largest seed `reset` takes (the kernel's seeds are uint32).
+const MAX_SEED: u64 = u32::MAX as u64;
+
+/// `reset {"seed"?}`: a new episode, where the session's policy allows one.
+/// A host session plays one episode, whose seed the create fixed, so the
+/// answer is a tool error that says how to get a fresh game; the seed is
+/// still checked, so a malformed call is told so first.
+pub async fn reset(
+    seat: &dyn SeatSession,
+    arguments: &serde_json::Map<String, serde_json::Value>,
+) -> Result<ToolOutput, ToolError> {
+    crate::tools::only_known("reset", arguments, &["seed"])?;
+    if let Some(seed) = arguments.get("seed") {
+        let seed = crate::tools::uint_argument("reset", "seed", seed)?;
+        if seed > MAX_SEED {
+            return Err(ToolError::invalid_argument(format!("reset: \"seed\" must be at most {MAX_SEED}, not {seed}")));
+        }
+    }
+    let handle = seat.handle();
+    Err(ToolError::new(
+        "reset_not_allowed",
+        format!(
+            "reset: session {} allows no new episode: a host session plays one episode, with the seed fixed when it \
+             was created. Finish this game (finalize) and ask the operator for a new session (POST /v1/sessions \
+             with the seed you want) to play again.",
+            handle.session_id()
+        ),
+    ))
+}
+
+/// `transcript {}`: the seat's decisions through this server, with the
+/// current turn; once the game is over the replay tool has the full record.
+pub async fn transcript(
+    seat: &dyn SeatSession,
+    arguments: &serde_json::Map<String, serde_json::Value>,
+) -> Result<ToolOutput, ToolError> {
+    crate::tools::only_known("transcript", arguments, &[])?;
+    let handle = seat.handle();
+    let observation = seat.observe().await?;
+    let decisions = seat.log().decisions();
+    let over = matches!(render::turn(&observation, handle.seat()), Turn::Over);
+    let mut structured = Map::new();
+    structured.insert("sessionId".into(), handle.session_id().into());
+    structured.insert("seat".into(), handle.seat().into());
+    structured.insert("revision".into(), observation.revision().into());
+    structured.insert("gameOver".into(), over.into());
+    structured.insert("decisions".into(), Value::Array(decisions.clone()));
+    let mut lines = vec![format!(
+        "Seat {} · session {} · {} decision{} through this server{}",
+        handle.seat(),
+        handle.session_id(),
+        decisions.len(),
+        if decisions.len() == 1 { "" } else { "s" },
+        if over { " · the game is over (replay has the full record)" } else { "" }
+    )];
+    for decision in &decisions {
+        let action = decision.get("action").map(|a| render::compact(a, render::FIELD_TEXT_LIMIT)).unwrap_or_default();
+        let step = decision.get("step").and_then(Value::as_u64).unwrap_or(0);
+        let revision = decision.get("revision").and_then(Value::as_u64).unwrap_or(0);
+        let answer = match decision.get("code").and_then(Value::as_str) {
+            Some(code) => format!("refused ({code})"),
+            None => "accepted".to_owned(),
+        };
+        lines.push(format!("{step}. at revision {revision}: {action} → {answer}"));
+    }
+    Ok(ToolOutput::ok(lines.join("\n"), structured))
+}
