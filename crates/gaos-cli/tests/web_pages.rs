@@ -185,6 +185,7 @@ fn a_person_plays_a_whole_hilo_match_by_clicking_and_never_receives_the_other_ha
         }
         let enabled = browser.find("button.action:not([disabled])");
         if let Some(button) = enabled {
+            let cards = browser.find_all("button.action").len();
             if clicks == 0 {
                 // The first move by keyboard: digit 1 presses the first legal action.
                 browser.press_key("1");
@@ -192,7 +193,16 @@ fn a_person_plays_a_whole_hilo_match_by_clicking_and_never_receives_the_other_ha
                 browser.click(&button);
             }
             clicks += 1;
-            browser.wait_until("!document.querySelector('button.action:not([disabled])') || document.getElementById('pending').textContent !== ''", WAIT);
+            // The move is in once the page shows this seat pending, or the
+            // round resolved (one card fewer) or the match ended.
+            browser.wait_until(
+                &format!(
+                    "document.getElementById('pending').textContent.includes('Submitted: alice') \
+                     || document.querySelectorAll('button.action').length !== {cards} \
+                     || document.getElementById('status').textContent.startsWith('Game over')"
+                ),
+                WAIT,
+            );
         }
         std::thread::sleep(Duration::from_millis(30));
     }

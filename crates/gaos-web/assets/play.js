@@ -5,7 +5,7 @@
 
 import { api, pageSessionId, sessionPath, storeToken, storedParam, submission, takeFragment, ApiError } from "./api.js";
 import { openStream } from "./stream.js";
-import { actionLabel, renderView, statusText } from "./render.js";
+import { actionLabel, isOver, renderView, statusText } from "./render.js";
 import { h, mount, showError, tokenForm } from "./ui.js";
 
 const id = pageSessionId();
@@ -82,7 +82,7 @@ function show(next) {
     : "";
   board.replaceChildren(renderView(view, { seat, previous: previousView === view ? undefined : previousView }));
   const legal = Array.isArray(view.legalActions) ? view.legalActions : [];
-  const over = view.done === true;
+  const over = isOver(view);
   actions.replaceChildren(
     ...legal.map((action, i) =>
       h("button", { type: "button", class: "action", "data-index": i, disabled: mine || over || busy, "aria-keyshortcuts": i < 9 ? String(i + 1) : null, onclick: () => send(action) },

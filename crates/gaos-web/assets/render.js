@@ -81,7 +81,7 @@ function grid(rows, previous) {
 export function statusText(view, seat) {
   if (!view || typeof view !== "object") return "No view yet.";
   const outcome = view.outcome && view.outcome.kind && view.outcome.kind !== "ongoing" ? outcomeText(view.outcome) : "";
-  if (view.done || (typeof view.status === "string" && view.status !== "playing")) {
+  if (isOver(view)) {
     return `Game over${outcome ? ": " + outcome : ""}.`;
   }
   const p = view.participation || {};
@@ -92,11 +92,20 @@ export function statusText(view, seat) {
   return "Playing.";
 }
 
+/** Whether a view is of a finished game (`done`, or a status past `playing`). */
+export function isOver(view) {
+  return !!view && (view.done === true || (typeof view.status === "string" && view.status !== "playing"));
+}
+
 export function outcomeText(outcome) {
   if (!outcome) return "";
   const parts = [outcome.kind];
   if (outcome.winner) parts.push(`winner ${outcome.winner}`);
   if (outcome.winners) parts.push(`winners ${outcome.winners.join(", ")}`);
+  if (Array.isArray(outcome.ranking)) {
+    const first = outcome.ranking.filter((r) => r.rank === 1).map((r) => r.seat);
+    if (first.length) parts.push(`${first.length > 1 ? "tied first" : "winner"} ${first.join(", ")}`);
+  }
   if (outcome.reason) parts.push(outcome.reason);
   return parts.join(", ");
 }
@@ -148,9 +157,16 @@ const RENDERERS = [
   },
   {
     name: "maze",
-    fits: (v) => v && Array.isArray(v.visible) && typeof v.width === "number" && typeof v.height === "number",
+    // A seat sees `visible` cells (fog elsewhere); the full view has the
+    // whole `maze`, one hex digit of open sides per cell (n 1, e 2, s 4, w 8).
+    fits: (v) => v && (Array.isArray(v.visible) || Array.isArray(v.maze)) && typeof v.width === "number" && typeof v.height === "number",
     render(v) {
-      const seen = new Map(v.visible.map((c) => [`${c.x},${c.y}`, c]));
+      const seen = new Map();
+      if (Array.isArray(v.visible)) for (const c of v.visible) seen.set(`${c.x},${c.y}`, c);
+      else v.maze.forEach((row, y) => [...row].forEach((digit, x) => {
+        const bits = parseInt(digit, 16);
+        seen.set(`${x},${y}`, { x, y, open: ["n", "e", "s", "w"].filter((_, i) => bits & (1 << i)) });
+      }));
       const rows = [];
       for (let y = 0; y < v.height; y++) {
         const row = [];

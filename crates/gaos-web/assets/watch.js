@@ -5,7 +5,7 @@
 
 import { api, pageSessionId, sessionPath, storeToken, takeFragment, ApiError } from "./api.js";
 import { openStream } from "./stream.js";
-import { outcomeText, renderView, statusText } from "./render.js";
+import { isOver, outcomeText, renderView, statusText } from "./render.js";
 import { h, mount, showError, tokenForm } from "./ui.js";
 
 const id = pageSessionId();
@@ -88,7 +88,7 @@ function showFrame(tick, revision, view) {
   board.replaceChildren(renderView(view, { previous }));
   frames.push({ tick, revision, view });
   history.append(h("li", {}, `tick ${tick}${revision != null ? ` · transition ${revision}` : ""} · ${new Date().toLocaleTimeString()}`));
-  if (view.done) {
+  if (isOver(view)) {
     finished.replaceChildren(
       h("div", { class: "card result" },
         h("h2", {}, "Finished"),
