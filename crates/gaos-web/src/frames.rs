@@ -146,3 +146,87 @@ fn frame(step: usize, line: Option<usize>, tick: Option<u64>, inputs: Vec<Value>
     frame.insert("inputs".into(), inputs.into());
     frame.into()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `expected/NAME/replay.gaos-replay.jsonl`, or `NAME` itself when it names a file.
+    fn expected_replay(name: &str) -> String {
+        let file = if name.ends_with(".jsonl") { name.to_owned() } else { format!("{name}/replay.gaos-replay.jsonl") };
+        let path = gaos_testkit::conformance_dir().join("expected").join(file);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+    }
+
+    fn answer(name: &str) -> serde_json::Value {
+        let json = frames(&GameRegistry::builtin(), &expected_replay(name)).expect("frames");
+        serde_json::from_str(&json).expect("the answer is JSON")
+    }
+
+    #[test]
+    fn a_reference_replay_has_one_frame_per_resolution_and_ends_at_its_recorded_result() {
+        for name in [
+            "sealed-commit-reveal",
+            "tictactoe-timeout-mapper",
+            "hilo-ingest",
+            "counter-ticks-window-timeout",
+            "counter-run-play-all/run.gaos-replay.jsonl",
+        ] {
+            let text = expected_replay(name);
+            let view = read_replay(&text).unwrap();
+            let answer = answer(name);
+            assert_eq!(answer["verdict"], "accepted-unsigned", "{name}: {}", answer["problems"]);
+            let frames: usize =
+                answer["levels"].as_array().unwrap().iter().map(|l| l["frames"].as_array().unwrap().len()).sum();
+            assert_eq!(
+                frames,
+                view.resolution_count() + view.levels.len(),
+                "{name}: the start of each level, then one frame per resolution"
+            );
+            for (level, recorded) in answer["levels"].as_array().unwrap().iter().zip(&view.levels) {
+                assert!(level.get("problem").is_none(), "{name}: {}", level["problem"]);
+                let last = level["frames"].as_array().unwrap().last().unwrap();
+                assert_eq!(
+                    last["public"]["status"],
+                    recorded.result.status.as_str(),
+                    "{name}: the last frame is the recorded result"
+                );
+                for seat in answer["seats"].as_array().unwrap() {
+                    assert!(
+                        last["seats"][seat.as_str().unwrap()].is_object(),
+                        "{name}: every seat's view is in each frame"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_sealed_auction_reveals_its_bids_only_in_the_reveal_frames() {
+        let answer = answer("sealed-commit-reveal");
+        let frames = answer["levels"][0]["frames"].as_array().unwrap();
+        assert_eq!(frames[0]["public"]["phase"], "commit");
+        assert!(
+            frames[1]["inputs"][0]["action"]["commit"].is_object(),
+            "a commit input is shown as committed: {}",
+            frames[1]["inputs"]
+        );
+        let last = frames.last().unwrap();
+        assert_eq!(
+            last["public"]["bids"].as_object().map(|b| b.len()),
+            Some(2),
+            "both bids are revealed at the end: {}",
+            last["public"]
+        );
+    }
+
+    #[test]
+    fn an_unknown_game_or_a_malformed_body_is_refused_in_words() {
+        let text = expected_replay("tictactoe-timeout-mapper");
+        let err = frames(&GameRegistry::new(), &text).unwrap_err();
+        assert_eq!(err.code(), "unknown_game");
+        assert!(err.to_string().contains("conformance/tictactoe"), "{err}");
+        let err = frames(&GameRegistry::builtin(), "{\"not\":\"a replay\"}\n").unwrap_err();
+        assert_eq!(err.code(), "malformed_replay");
+    }
+}
