@@ -90,6 +90,11 @@ function show(next) {
   );
   if (!legal.length) actions.append(h("p", { class: "muted" }, over ? "The game is over." : mine ? "Your move is in; waiting for the others." : "No listed moves: use the JSON editor."));
   editorBox.open = !legal.length && !over;
+  // A finished game sends nothing more to this seat: stop listening.
+  if (over && stream) {
+    stream.close();
+    stream = null;
+  }
   if (!editor.value && legal.length) editor.value = JSON.stringify(legal[0]);
 }
 
