@@ -80,7 +80,12 @@ async function snapshot() {
 
 function showFrame(tick, revision, view) {
   if (!view) return;
-  const key = JSON.stringify(view);
+  // The same position may arrive twice (the snapshot's tick and the stream's
+  // first frame, which lacks the seat-only fields): show it once.
+  const { legalActions, done, ...rest } = view;
+  void legalActions;
+  void done;
+  const key = JSON.stringify(rest);
   if (last && last.key === key) return;
   if (last) previous = last.view;
   last = { key, view, tick };
