@@ -338,3 +338,70 @@ fn the_replay_viewer_steps_through_a_finished_maze_episode() {
     let anonymous = post_bytes(server.base_url(), "/v1/replays/frames", None, &replay.body);
     assert_eq!(anonymous.status, 401, "{}", anonymous.text());
 }
+
+/// A `gaos serve` on a fixed port, so it can come back where the page looks for it.
+struct FixedServer {
+    child: std::process::Child,
+    base: String,
+}
+
+impl FixedServer {
+    fn start(dir: &std::path::Path, port: u16) -> FixedServer {
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_gaos"))
+            .args(["serve", "--data"])
+            .arg(dir)
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start gaos serve");
+        let base = format!("http://127.0.0.1:{port}");
+        let started = Instant::now();
+        while !gaos_testkit::http::try_get(&base, "/healthz", None).is_ok_and(|r| r.status == 200) {
+            assert!(started.elapsed() < Duration::from_secs(30), "gaos serve did not start on port {port}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        FixedServer { child, base }
+    }
+}
+
+impl Drop for FixedServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn the_watch_page_recovers_from_a_dropped_stream() {
+    let dir = TempDir::new("web-drop");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let server = FixedServer::start(dir.path(), port);
+    let operator = std::fs::read_to_string(dir.path().join("operator-token")).unwrap().trim().to_owned();
+    let answer = post(&server.base, "/v1/sessions", Some(&operator), &json!({"game": "conformance/tictactoe"})).json();
+    let id = answer["sessionId"].as_str().unwrap().to_owned();
+    let creds = &answer["extensions"]["gaos.host.credentials"];
+    let x = creds["seats"]["x"].as_str().unwrap().to_owned();
+    let spectator = creds["spectator"].as_str().unwrap().to_owned();
+
+    let browser = Browser::start();
+    browser.goto(&format!("{}/sessions/{id}#token={spectator}", server.base));
+    browser.wait_until("document.getElementById('connection').textContent.startsWith('Live')", WAIT);
+    drop(server);
+    browser.wait_until("document.getElementById('connection').textContent.startsWith('Stream dropped')", WAIT);
+    // The host comes back (same data, same port) and a move is made: the page
+    // reconnects on its own and shows it.
+    let server = FixedServer::start(dir.path(), port);
+    let envelope = get(&server.base, &format!("/v1/sessions/{id}/tick"), Some(&x)).json();
+    let body = json!({
+        "protocol": "gaos.ticks", "protocolVersion": "1.0", "sessionId": id, "tickId": envelope["tickId"],
+        "revision": envelope["revision"], "participantId": "x", "submissionId": "x:after-restart", "command": {"cell": 4},
+    });
+    let moved = post(&server.base, &format!("/v1/sessions/{id}/actions"), Some(&x), &body);
+    assert!(moved.is_success(), "{}", moved.text());
+    browser.wait_until(
+        "document.querySelector('table.ttt td[aria-label=\"row 2 column 2: x\"]')",
+        Duration::from_secs(15),
+    );
+    browser.wait_until("document.getElementById('connection').textContent.startsWith('Live')", WAIT);
+}
