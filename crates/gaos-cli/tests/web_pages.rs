@@ -405,3 +405,35 @@ fn the_watch_page_recovers_from_a_dropped_stream() {
     );
     browser.wait_until("document.getElementById('connection').textContent.startsWith('Live')", WAIT);
 }
+
+#[test]
+fn a_seat_can_enter_its_token_and_name_in_the_form_and_errors_end_nothing() {
+    let server = server();
+    let (id, seats, _) = create(&server, "conformance/tictactoe", None);
+    let x = seats["x"].as_str().unwrap();
+    let browser = Browser::start();
+    browser.goto(&format!("{}/sessions/{id}/play", server.base_url()));
+    browser.type_text(&browser.wait_for("#token-input", WAIT), x);
+    browser.type_text(&browser.wait_for("#seat-input", WAIT), "x");
+    browser.click(&browser.find("form.token-form button[type=submit]").unwrap());
+    browser.wait_for("button.action", WAIT);
+    // A command the game refuses: the error is shown in words, the page goes on.
+    browser.execute("document.getElementById('editor').open = true;", vec![]);
+    let editor = browser.wait_for("#command-json", WAIT);
+    browser.execute("document.getElementById('command-json').value = '';", vec![]);
+    browser.type_text(&editor, "{\"cell\": 99}");
+    browser.click(&browser.find("#send-json").unwrap());
+    browser.wait_until("!document.getElementById('alert').hidden", WAIT);
+    let alert = browser.text(&browser.find("#alert").unwrap());
+    assert!(!alert.is_empty() && !alert.contains("undefined"), "the refusal in words: {alert}");
+    // Then a legal move by its button: the host has x in the centre.
+    let centre = browser
+        .find_all("button.action")
+        .into_iter()
+        .find(|b| browser.text(b).contains("Mark cell 5"))
+        .expect("a button named by its action");
+    browser.click(&centre);
+    browser.wait_until("document.getElementById('alert').hidden", WAIT);
+    let board = tick(&server, &id, x)["tick"]["board"].clone();
+    assert_eq!(board, json!("....x...."), "the click reached the host");
+}

@@ -35,7 +35,16 @@ const editorBox = h("details", { id: "editor" }, h("summary", {}, "JSON command 
 function start() {
   token = takeFragment(scope);
   if (!token) {
-    mount(h("h1", {}, `Play session ${id}`), tokenForm("Seat token", "The seat's token or play link comes from whoever created the session.", (t) => (storeToken(scope, t), start())));
+    // The seat's name goes with its token: a submission names its seat, and
+    // not every game's view says whose it is.
+    const seatInput = h("input", { id: "seat-input", type: "text", autocomplete: "off", spellcheck: "false", value: storedParam(scope, "seat") });
+    const form = tokenForm("Seat token", "The seat's token or play link comes from whoever created the session.", (t) => {
+      if (seatInput.value.trim()) sessionStorage.setItem(`gaos.seat.${scope}`, seatInput.value.trim());
+      storeToken(scope, t);
+      start();
+    });
+    form.insertBefore(h("div", { class: "row" }, h("label", { for: "seat-input" }, "Seat (e.g. alice)"), seatInput), form.lastChild);
+    mount(h("h1", {}, `Play session ${id}`), form);
     return;
   }
   mount(
