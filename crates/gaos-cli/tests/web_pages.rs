@@ -111,6 +111,9 @@ fn home_lists_the_games_and_sessions_and_creates_a_session() {
     browser.wait_until(&format!("!document.querySelector('tr[data-session=\"{existing}\"]')"), WAIT);
     assert!(browser.find(&format!("tr[data-session=\"{new_id}\"]")).is_some());
     screenshot(&browser, "home.png");
+    // The list's Watch link works in this tab: create kept the spectator token.
+    browser.click(&browser.wait_for(&format!("tr[data-session=\"{new_id}\"] a"), WAIT));
+    browser.wait_for("table.maze", WAIT);
 }
 
 /// Drives `seat` over HTTP: a random legal card whenever it is awaited.

@@ -86,6 +86,9 @@ function createdCard(answer, gameId) {
   const id = answer.sessionId;
   const creds = (answer.extensions && answer.extensions["gaos.host.credentials"]) || { seats: {} };
   const origin = location.origin;
+  // The operator cannot watch (it has no view); keep the spectator token in
+  // this tab so the list's Watch links work here.
+  if (creds.spectator) storeToken(`watch:${id}`, creds.spectator);
   const watch = `${origin}/sessions/${encodeURIComponent(id)}#token=${encodeURIComponent(creds.spectator || "")}`;
   return h(
     "div",
@@ -110,7 +113,7 @@ async function loadSessions(token, target) {
   const text = h("input", { id: "filter-text", type: "search", placeholder: "game or id" });
   const body = h("tbody", {});
   const table = h("table", { class: "sessions" },
-    h("thead", {}, h("tr", {}, ["Session", "Game", "Seats", "Status", "Cursor", "Created", "Updated", ""].map((c) => h("th", { scope: "col" }, c)))), body);
+    h("thead", {}, h("tr", {}, ["Session", "Game", "Seats", "Status", "Cursor", "Created", ""].map((c) => h("th", { scope: "col" }, c)))), body);
   let rows = [];
   const draw = () => {
     const needle = text.value.trim().toLowerCase();
@@ -119,9 +122,9 @@ async function loadSessions(token, target) {
       h("tr", { "data-session": s.id },
         h("td", {}, h("code", {}, s.id)), h("td", {}, s.game), h("td", {}, (s.seats || []).join(", ")),
         h("td", {}, h("span", { class: `badge ${s.status}` }, s.status)), h("td", {}, s.cursor ?? ""),
-        h("td", {}, formatTime(s.createdAt)), h("td", {}, formatTime(s.updatedAt)),
+        h("td", {}, formatTime(s.createdAt)),
         h("td", {}, h("a", { href: `/sessions/${encodeURIComponent(s.id)}` }, "Watch")))));
-    if (!shown.length) body.append(h("tr", {}, h("td", { colspan: 8, class: "muted" }, "No sessions match.")));
+    if (!shown.length) body.append(h("tr", {}, h("td", { colspan: 7, class: "muted" }, "No sessions match.")));
   };
   const fetchRows = async () => {
     try {

@@ -26,7 +26,7 @@ const finished = h("div", { id: "finished" });
 function start() {
   token = takeFragment(scope);
   if (!token) {
-    mount(h("h1", {}, `Watch session ${id}`), tokenForm("Spectator token", "Any token of this session works: the spectator's sees the public view.", (t) => (storeToken(scope, t), start())));
+    mount(h("h1", {}, `Watch session ${id}`), tokenForm("Spectator token", "The spectator token shown when the session was created (a seat's token shows that seat's view instead).", (t) => (storeToken(scope, t), start())));
     return;
   }
   mount(
@@ -60,7 +60,8 @@ function onEvent(name, data) {
   }
   logEvent(name, value);
   if (name === "public") showFrame(value.tick, value.transitionRevision, value.view);
-  else if (name === "resync") snapshot();
+  // A seat's token streams that seat's deltas: show its view from a snapshot.
+  else if (name === "delta" || name === "resync") snapshot();
 }
 
 async function snapshot() {
