@@ -5,7 +5,7 @@
 //! `OUT/host`, or on `--host URL`) driven by `run_session`; it checkpoints
 //! to `OUT/checkpoint.json` (plus its journal), shows a progress bar (plain lines when stderr
 //! is not a terminal), packs and verifies the bundle in `OUT/bundle`,
-//! prints a per-task table and writes `OUT/scores.svg`. `--resume` continues
+//! prints a per-task table and writes `OUT/scores.svg` and `OUT/report.html`. `--resume` continues
 //! a stopped run without redoing completed episodes. `verify` checks a
 //! bundle: exit 0 valid, 1 invalid, 2 usage or IO error.
 
@@ -331,6 +331,7 @@ struct Finished {
     valid: bool,
     reasons: Vec<String>,
     chart: PathBuf,
+    report: PathBuf,
 }
 
 /// Pack the bundle into OUT/bundle (replacing an older one), verify it from
@@ -364,6 +365,9 @@ fn finish(
     let aggregate = run.aggregate.as_ref().ok_or("a complete run has an aggregate")?;
     let svg = task_scores_svg(manifest, aggregate)?;
     std::fs::write(&chart, svg.as_bytes()).map_err(|e| format!("cannot write {}: {e}", chart.display()))?;
+    let report = out.join("report.html");
+    let html = crate::bench_report::report_html(manifest, aggregate, &packed.bundle.episodes, &svg);
+    std::fs::write(&report, html).map_err(|e| format!("cannot write {}: {e}", report.display()))?;
     Ok(Finished {
         bundle,
         content_digest: packed.bundle.content_digest,
@@ -371,6 +375,7 @@ fn finish(
         valid: verification.valid,
         reasons: verification.facts.reasons,
         chart,
+        report,
     })
 }
 
@@ -393,6 +398,7 @@ fn report(
         summary.insert("out".into(), out.display().to_string().into());
         summary.insert("bundle".into(), finished.bundle.display().to_string().into());
         summary.insert("chart".into(), finished.chart.display().to_string().into());
+        summary.insert("report".into(), finished.report.display().to_string().into());
         summary.insert("contentDigest".into(), finished.content_digest.clone().into());
         summary.insert("packageDigest".into(), finished.package_digest.clone().into());
         summary.insert("verified".into(), finished.valid.into());
@@ -418,6 +424,7 @@ fn report(
     println!("content digest: {}", finished.content_digest);
     println!("package digest: {}", finished.package_digest);
     println!("chart:          {}", finished.chart.display());
+    println!("report:         {}", finished.report.display());
     if finished.valid {
         println!("verified:       yes (every replay re-simulated, every score recomputed)");
     } else {

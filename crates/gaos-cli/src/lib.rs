@@ -27,6 +27,7 @@
 
 mod app;
 mod bench_cmd;
+mod bench_report;
 mod cli;
 mod kernel_bench;
 mod loadgen;

@@ -124,6 +124,11 @@ pub fn run(
         cancel_on_shutdown.cancel();
     };
     let mcp = move |host: &gaos_host::Host, address: SocketAddr| {
+        // The web pages (static shells calling the API with the person's token)
+        // and their replay-frames route, open to any token of this host.
+        let web_host = host.clone();
+        let authorize: gaos_web::Authorize = Arc::new(move |token: &str| web_host.caller(Some(token)).is_ok());
+        let web = gaos_web::WebOptions { registry: host.registry().clone(), authorize };
         let host = host.clone();
         let resolve_seat: gaos_mcp::http::ResolveSeat = Arc::new(move |token: &str| match host.caller(Some(token)) {
             Ok(Caller::Seat { session_id, seat }) => Some((session_id, seat)),
@@ -133,8 +138,9 @@ pub fn run(
         mcp.default_lease_ms = lease_bounds.default_ms;
         mcp.cancel = mcp_cancel;
         println!("gaos serve: MCP (streamable HTTP) at http://{address}/mcp, a seat token as the bearer");
+        println!("gaos serve: web pages at http://{address}/ (watch, play, replay)");
         let _ = std::io::Write::flush(&mut std::io::stdout());
-        gaos_mcp::http::router(mcp)
+        gaos_mcp::http::router(mcp).merge(gaos_web::router(web))
     };
     match runtime.block_on(serve_with_routes(options, mcp, shutdown)) {
         Ok(()) => ExitCode::SUCCESS,

@@ -189,6 +189,19 @@ fn verify_accepts_a_packed_bundle_and_reports_tampering() {
     {
         assert!(stdout.contains(needle), "{needle:?} missing from:\n{stdout}");
     }
+    // OUT/report.html: the task scores, the chart inlined, and each episode
+    // with its outcome and a link to its replay file in the bundle.
+    let report = std::fs::read_to_string(out.join("report.html")).expect("the report");
+    assert!(report.contains("<svg") && report.contains("id=\"tasks\""), "{report}");
+    for episode in ["tiny-seed-1-episode-0", "tiny-seed-2-episode-0", "small-seed-11-episode-0"] {
+        let link = format!("href=\"bundle/episodes/{episode}.gaos-replay.jsonl\"");
+        assert!(report.contains(episode) && report.contains(&link), "{episode} and {link} in the report");
+        assert!(
+            out.join(format!("bundle/episodes/{episode}.gaos-replay.jsonl")).is_file(),
+            "the link points at a file"
+        );
+    }
+    assert!(report.contains("/replay"), "the report points to the replay viewer");
     let bundle = out.join("bundle");
     let verify = |dir: &Path, extra: &[&str]| {
         let output = gaos(&[&["bench", "verify", dir.to_str().expect("UTF-8")], extra].concat());

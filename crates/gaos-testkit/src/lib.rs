@@ -1,14 +1,16 @@
 //! Helpers shared by the gaos crates' tests: the shared conformance pack
 //! (this module; running scripts against expected outputs in
 //! [`conformance_outputs`]), a real `gaos serve` per test ([`server`]), a raw HTTP/SSE
-//! client for it ([`http`]), game fixtures ([`fixtures`]), and the RFC-018
-//! handle gate suite every transport runs ([`handle_gates`]), and the
-//! README's runnable sections ([`readme`]).
+//! client for it ([`http`]), game fixtures ([`fixtures`]), the RFC-018
+//! handle gate suite every transport runs ([`handle_gates`]), the README's
+//! runnable sections ([`readme`]), and a headless Chromium over WebDriver for
+//! the web pages' tests ([`browser`]).
 //!
 //! The pack lives in `../shared` beside the checkout (CI places it there).
 //! `GAOS_SHARED_DIR` overrides the location. A missing pack is a test
 //! failure with a message that says where it was looked for, never a skip.
 
+pub mod browser;
 pub mod conformance_outputs;
 pub mod fixtures;
 pub mod handle_gates;

@@ -1,0 +1,114 @@
+//! `OUT/report.html` of `gaos bench run`: the per-task scores, the chart
+//! (`scores.svg`, inlined), and every episode's outcome with a link to its
+//! replay in the bundle and to a host's replay viewer. One self-contained
+//! file: inline styles, no script, nothing fetched from elsewhere.
+
+use gaos_json::{Value, canonical_json};
+use gaos_runner::benchmark::{Aggregate, BenchmarkManifest, BundleEpisode};
+
+/// Where the report sends people to step through a replay: the replay
+/// viewer of a `gaos serve` at its default address.
+const VIEWER: &str = "http://127.0.0.1:8899/replay";
+
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A path segment (or path) percent-encoded for an `href`.
+fn href(path: &str) -> String {
+    path.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => (b as char).to_string(),
+            b => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+fn outcome_text(outcome: &Value) -> String {
+    let status = outcome.get("status").and_then(Value::as_str).unwrap_or("?");
+    let mut text = status.to_owned();
+    if let Some(stars) = outcome.get("stars").filter(|s| !matches!(s, Value::Null)) {
+        text.push_str(&format!(", stars {}", canonical_json(stars)));
+    }
+    if let Some(actions) = outcome.get("actionsUsed") {
+        text.push_str(&format!(", {} actions", canonical_json(actions)));
+    }
+    text
+}
+
+/// The report's HTML. `chart_svg` is the `scores.svg` text; the episode
+/// links point into `bundle/` beside the report.
+pub(crate) fn report_html(
+    manifest: &BenchmarkManifest,
+    aggregate: &Aggregate,
+    episodes: &[BundleEpisode],
+    chart_svg: &str,
+) -> String {
+    let title = format!("{} {}", manifest.benchmark.id, manifest.benchmark.version);
+    let mut html = format!(
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>Benchmark report: {t}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n<h1>Benchmark report: {t}</h1>\n",
+        t = escape(&title)
+    );
+    html.push_str(&format!(
+        "<p>Aggregate ({}): <strong id=\"aggregate\">{:.4}</strong> over {} episodes.</p>\n",
+        escape(manifest.scoring.aggregation.as_str()),
+        aggregate.aggregate_score,
+        episodes.len()
+    ));
+    html.push_str("<h2>Tasks</h2>\n<table id=\"tasks\"><thead><tr><th scope=\"col\">Task</th><th scope=\"col\">Episodes</th><th scope=\"col\">Score</th></tr></thead><tbody>\n");
+    for (task, score) in &aggregate.task_scores {
+        let count = episodes.iter().filter(|e| e.plan.get("taskId").and_then(Value::as_str) == Some(task)).count();
+        html.push_str(&format!(
+            "<tr><th scope=\"row\">{}</th><td>{count}</td><td>{score:.4}</td></tr>\n",
+            escape(task)
+        ));
+    }
+    html.push_str("</tbody></table>\n<h2>Chart</h2>\n<figure role=\"img\" aria-label=\"Score per task\">\n");
+    // The chart is our own plotters output; drop its XML declaration to inline it.
+    let svg = chart_svg.trim_start();
+    let svg = if svg.starts_with("<?xml") { svg.split_once("?>").map_or(svg, |(_, rest)| rest) } else { svg };
+    html.push_str(svg);
+    html.push_str("\n</figure>\n<h2>Episodes</h2>\n");
+    html.push_str(&format!(
+        "<p>Each replay is a file of the bundle; open it in the replay viewer of a running <code>gaos serve</code> (<a href=\"{VIEWER}\">{VIEWER}</a>: choose or drop the file) to step through it.</p>\n"
+    ));
+    html.push_str("<table id=\"episodes\"><thead><tr><th scope=\"col\">Episode</th><th scope=\"col\">Seed</th><th scope=\"col\">Outcome</th><th scope=\"col\">Score</th><th scope=\"col\">Replay</th></tr></thead><tbody>\n");
+    for episode in episodes {
+        let seed = episode.plan.get("seed").map(canonical_json).unwrap_or_default();
+        let file = format!("bundle/{}", episode.file_name());
+        html.push_str(&format!(
+            "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td><td>{}</td><td><a href=\"{}\" download>replay file</a></td></tr>\n",
+            escape(&episode.id),
+            escape(&seed),
+            escape(&outcome_text(&episode.terminal_outcome)),
+            escape(&canonical_json(&episode.score)),
+            escape(&href(&file)),
+        ));
+    }
+    html.push_str("</tbody></table>\n</main>\n</body>\n</html>\n");
+    html
+}
+
+const STYLE: &str = "body{font-family:system-ui,-apple-system,\"Segoe UI\",Roboto,\"Noto Sans\",sans-serif;color:#1b1d21;background:#f7f7f5;margin:0}main{max-width:72rem;margin:0 auto;padding:1rem 1.2rem 3rem}table{border-collapse:collapse;width:100%;background:#fff}th,td{border-bottom:1px solid #c9ccd1;padding:.35rem .5rem;text-align:left}a{color:#0b5cad}figure{margin:0;overflow:auto;background:#fff}";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_escaped_and_paths_are_encoded() {
+        assert_eq!(escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+        assert_eq!(href("bundle/episodes/t%2Fa b.jsonl"), "bundle/episodes/t%252Fa%20b.jsonl");
+    }
+}

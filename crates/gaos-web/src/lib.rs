@@ -1,0 +1,42 @@
+//! The web pages of `gaos serve`: `/` (games, sessions, create), `/sessions/{id}`
+//! (watch as the spectator), `/sessions/{id}/play` (play a seat) and `/replay`
+//! (step through a replay), their assets under `/assets/`, and the one host
+//! route the pages need that the API lacks: `POST /v1/replays/frames`.
+//!
+//! The pages are static shells: every page is the same small HTML document
+//! naming one ES module, and the module talks to the host's JSON API with the
+//! token the person gave it (URL fragment or form, kept in `sessionStorage`,
+//! sent only in the `Authorization` header). So the pages need no host
+//! state, serve nothing secret, and work offline: the assets are embedded
+//! with `include_str!`, nothing is fetched from elsewhere.
+
+mod assets;
+mod frames;
+mod frames_route;
+mod pages;
+
+use std::sync::Arc;
+
+use gaos_games::GameRegistry;
+
+pub use assets::{ASSETS, Asset};
+
+/// Decides whether a bearer token belongs to this host (any role).
+pub type Authorize = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
+/// What the web routes need from the host.
+#[derive(Clone)]
+pub struct WebOptions {
+    /// The games the host runs (replays are re-simulated with them).
+    pub registry: GameRegistry,
+    /// Token check for `POST /v1/replays/frames` (re-simulation costs CPU,
+    /// so only the host's callers may ask for it).
+    pub authorize: Authorize,
+}
+
+/// The router of the pages, assets and the frames route. It has no fallback
+/// of its own, so it can be merged into the host's router (which answers
+/// unknown paths).
+pub fn router(options: WebOptions) -> axum::Router {
+    pages::router().merge(frames_route::router(options))
+}
