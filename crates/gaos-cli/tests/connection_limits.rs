@@ -173,7 +173,9 @@ fn the_stream_cap_answers_503_json() {
     let server = start(&["--max-streams", "1"]);
     let base = server.base_url().to_owned();
     let session = create_session(&base, server.operator_token(), &json!({"game": "conformance/hilo"}));
-    let _first = SseReader::open(&base, &session.path("stream"), &session.spectator);
+    let first = SseReader::open(&base, &session.path("stream"), &session.spectator);
+    // The first stream must hold the one permit before the second asks.
+    first.wait_until_open(Duration::from_secs(10));
     let mut second = TcpStream::connect(address(&server)).expect("connect");
     second.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let (status, body) =

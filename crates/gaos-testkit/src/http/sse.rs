@@ -49,6 +49,18 @@ impl SseReader {
         SseReader { stop, raw, thread: Some(thread) }
     }
 
+    /// Wait until the host has answered the stream's request (its response
+    /// head arrived), so the stream is open on the host's side: a test that
+    /// counts open streams must not race the host's handling of this one.
+    /// Panics after `timeout`.
+    pub fn wait_until_open(&self, timeout: Duration) {
+        let deadline = std::time::Instant::now() + timeout;
+        while !self.raw.lock().expect("sse buffer").windows(4).any(|w| w == b"\r\n\r\n") {
+            assert!(std::time::Instant::now() < deadline, "the stream was not answered within {timeout:?}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// Every complete event received so far (the reader keeps going).
     pub fn events(&self) -> Vec<SseEvent> {
         let raw = self.raw.lock().expect("sse buffer").clone();
