@@ -105,6 +105,7 @@ pub mod benchmark;
 pub mod driver;
 pub mod drivers;
 pub mod error;
+pub mod reconnect;
 pub mod run;
 
 // The session contract lives in gaos-session; re-exported so runner users
@@ -112,12 +113,13 @@ pub mod run;
 pub use driver::{AgentDriver, Decision, DriverContext, Usage};
 pub use error::{DriverError, RunError, SessionError};
 pub use gaos_session::{
-    AttachReceipt, AttachRequest, BoxFuture, CommandSubmission, ControllerKind, EpisodeIdentity, ExistingHead,
-    FinalizeRequest, HandleState, LifecycleHandle, Observation, SessionArtifact, SessionBinding,
-    SessionControllerIdentity, SessionHandle, SessionPolicy, SessionResult, SessionTransport, adopt_existing,
-    announces_terminal, create_session_handle_from_existing, forward_session_handle, observation, policy, receipts,
-    wait_backoff,
+    ActOptions, AttachReceipt, AttachRequest, BoxFuture, CommandSubmission, ControllerKind, EpisodeIdentity,
+    ExistingHead, FinalizeRequest, HandleState, LifecycleHandle, Observation, ObserveOptions, SessionArtifact,
+    SessionBinding, SessionControllerIdentity, SessionHandle, SessionPolicy, SessionResult, SessionTransport,
+    adopt_existing, announces_terminal, create_session_handle_from_existing, forward_session_handle, observation,
+    policy, receipts, wait_backoff,
 };
+pub use reconnect::{Reattached, ReconnectPolicy, Reconnecting};
 pub use run::{
     Conversation, FinalizeMode, Pacing, Presenter, RunEvents, RunOptions, RunOutcome, RunPolicy, RunStatus, run_session,
 };

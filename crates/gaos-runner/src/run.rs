@@ -13,9 +13,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::driver::{AgentDriver, Decision, DriverContext};
 use crate::error::{RunError, SessionError};
+use crate::reconnect::{Reattached, ReconnectPolicy, Reconnecting};
 use gaos_session::AttachReceipt;
 use gaos_session::{
-    BoxFuture, EpisodeIdentity, FinalizeRequest, HandleState, Observation, SessionHandle, SessionResult,
+    ActOptions, BoxFuture, EpisodeIdentity, FinalizeRequest, HandleState, Observation, SessionHandle, SessionResult,
 };
 
 /// Default bound on unpaced presentations in flight.
@@ -118,6 +119,18 @@ pub trait RunEvents: Send {
     fn on_finalized(&mut self, result: &SessionResult) {
         let _ = result;
     }
+
+    /// The host stopped answering; the runner pauses, then tries to
+    /// re-attach ([`RunOptions::reconnect`]).
+    fn on_reconnecting(&mut self, reconnecting: &Reconnecting) {
+        let _ = reconnecting;
+    }
+
+    /// The runner re-attached at the durable head after a transport loss
+    /// and goes on with the same run.
+    fn on_reattached(&mut self, reattached: &Reattached) {
+        let _ = reattached;
+    }
 }
 
 /// `SessionPresentation`: shows observations to people. Paced runs await
@@ -146,6 +159,8 @@ pub struct RunOptions<'a> {
     /// Stop with [`RunError::DecisionLimit`] instead of making more than
     /// this many decisions (e.g. a benchmark task's `maxSteps`).
     pub max_decisions: Option<u64>,
+    /// How long to keep re-attaching after a transport loss.
+    pub reconnect: ReconnectPolicy,
 }
 
 impl Default for RunOptions<'_> {
@@ -157,7 +172,14 @@ impl Default for RunOptions<'_> {
 impl<'a> RunOptions<'a> {
     /// Options with `policy`, no events, no presenter, a fresh token, no limit.
     pub fn new(policy: RunPolicy) -> Self {
-        RunOptions { policy, events: None, presenter: None, cancel: CancellationToken::new(), max_decisions: None }
+        RunOptions {
+            policy,
+            events: None,
+            presenter: None,
+            cancel: CancellationToken::new(),
+            max_decisions: None,
+            reconnect: ReconnectPolicy::default(),
+        }
     }
 
     /// Set the callbacks.
@@ -181,6 +203,12 @@ impl<'a> RunOptions<'a> {
     /// Limit the number of decisions.
     pub fn max_decisions(mut self, limit: u64) -> Self {
         self.max_decisions = Some(limit);
+        self
+    }
+
+    /// Re-attach after a transport loss under this policy.
+    pub fn reconnect(mut self, reconnect: ReconnectPolicy) -> Self {
+        self.reconnect = reconnect;
         self
     }
 }
@@ -295,6 +323,57 @@ async fn cancellable<T>(
     }
 }
 
+/// Observe; after a transport loss, re-attach ([`reattach`]).
+async fn observe(
+    handle: &dyn SessionHandle,
+    cancel: &CancellationToken,
+    reconnect: &ReconnectPolicy,
+    events: &mut Option<&mut dyn RunEvents>,
+) -> Result<Observation, RunError> {
+    match cancellable(cancel, handle.observe()).await {
+        Err(RunError::Session(error)) if error.is_transient() => {
+            reattach(handle, cancel, reconnect, events, error, None).await
+        }
+        other => other,
+    }
+}
+
+/// After `error` (a transport loss), observe the seat again with bounded
+/// exponential backoff until the host answers: the answer is the durable
+/// head the run goes on from. `resending` names a submission whose answer
+/// was lost (the caller resends it with the same id).
+async fn reattach(
+    handle: &dyn SessionHandle,
+    cancel: &CancellationToken,
+    reconnect: &ReconnectPolicy,
+    events: &mut Option<&mut dyn RunEvents>,
+    mut error: SessionError,
+    resending: Option<&str>,
+) -> Result<Observation, RunError> {
+    for attempt in 1..=reconnect.max_attempts {
+        let delay = reconnect.delay(attempt);
+        if let Some(events) = events.as_deref_mut() {
+            events.on_reconnecting(&Reconnecting { attempt, delay, error: error.clone() });
+        }
+        tokio::select! {
+            () = tokio::time::sleep(delay) => {}
+            () = cancel.cancelled() => return Err(RunError::Cancelled),
+        }
+        match cancellable(cancel, handle.observe()).await {
+            Ok(head) => {
+                if let Some(events) = events.as_deref_mut() {
+                    let resending = resending.map(str::to_owned);
+                    events.on_reattached(&Reattached { attempts: attempt, revision: head.revision(), resending });
+                }
+                return Ok(head);
+            }
+            Err(RunError::Session(next)) if next.is_transient() => error = next,
+            Err(other) => return Err(other),
+        }
+    }
+    Err(RunError::Unreachable { attempts: reconnect.max_attempts, error })
+}
+
 /// True when the seat has nothing to decide now: a pending window that
 /// does not await it, or a resolved one whose view says another seat's turn
 /// ([`Observation::seat_in_window`]). [P] The reference busy-polls only the
@@ -330,7 +409,7 @@ pub async fn run_session(
     driver: &mut dyn AgentDriver,
     options: RunOptions<'_>,
 ) -> Result<RunOutcome, RunError> {
-    let RunOptions { policy, mut events, presenter, cancel, max_decisions } = options;
+    let RunOptions { policy, mut events, presenter, cancel, max_decisions, reconnect } = options;
     policy.validate()?;
     match handle.state() {
         HandleState::Active | HandleState::Terminal => {}
@@ -356,7 +435,7 @@ pub async fn run_session(
     if cancel.is_cancelled() {
         return Err(RunError::Cancelled);
     }
-    let mut observation = cancellable(&cancel, handle.observe()).await?;
+    let mut observation = observe(handle, &cancel, &reconnect, &mut events).await?;
     let mut observations: Vec<Observation> = Vec::new();
     let mut decisions: Vec<Decision> = Vec::new();
     let mut episode: Option<EpisodeIdentity> = None;
@@ -394,7 +473,7 @@ pub async fn run_session(
         if must_wait(&observation, &seat) {
             cancellable(&cancel, handle.wait_for_change(observation.revision(), waits)).await?;
             waits = waits.saturating_add(1);
-            observation = cancellable(&cancel, handle.observe()).await?;
+            observation = observe(handle, &cancel, &reconnect, &mut events).await?;
             continue;
         }
         let step = decisions.len() as u64;
@@ -421,10 +500,32 @@ pub async fn run_session(
             events.on_decision(&decision);
         }
         let action = decision.action.clone();
-        match handle.act(action.clone()).await {
+        // Named explicitly so that a resend after a lost answer carries the
+        // same id (the handle resends the identical submission).
+        let submission_id = handle.next_submission_id();
+        let send = || handle.act_with(action.clone(), ActOptions::new().submission_id(submission_id.clone()));
+        let mut answer = send().await;
+        let mut head: Option<Observation> = None;
+        let mut resends = 0;
+        while let Err(error) = &answer
+            && error.is_transient()
+            && resends < reconnect.max_attempts
+        {
+            let error = error.clone();
+            head = Some(reattach(handle, &cancel, &reconnect, &mut events, error, Some(&submission_id)).await?);
+            answer = send().await;
+            resends += 1;
+        }
+        match answer {
             Ok(next) => {
                 decisions.push(decision);
-                observation = next;
+                // A resent submission the host had accepted before the loss
+                // is answered with its first answer, which may be older than
+                // the head seen on re-attach.
+                observation = match head {
+                    Some(head) if head.revision() > next.revision() => head,
+                    _ => next,
+                };
             }
             // Refused as illegal: the session did not move, so the driver
             // may decide again for the same observation.
@@ -437,7 +538,19 @@ pub async fn run_session(
     match policy.finalize {
         FinalizeMode::Caller => Ok(RunOutcome { status: RunStatus::Terminal, observations, decisions, result: None }),
         FinalizeMode::Automatic => {
-            let result = handle.finalize(FinalizeRequest::default()).await?;
+            // Finalize is idempotent for one request id: resend it after a loss.
+            let mut result = handle.finalize(FinalizeRequest::default()).await;
+            let mut resends = 0;
+            while let Err(error) = &result
+                && error.is_transient()
+                && resends < reconnect.max_attempts
+            {
+                let error = error.clone();
+                reattach(handle, &cancel, &reconnect, &mut events, error, None).await?;
+                result = handle.finalize(FinalizeRequest::default()).await;
+                resends += 1;
+            }
+            let result = result?;
             if let Some(events) = events {
                 events.on_finalized(&result);
             }
