@@ -102,6 +102,7 @@
 //!   "finalized"` (another holder finalized), not only `terminal`.
 
 pub mod benchmark;
+pub mod control;
 pub mod driver;
 pub mod drivers;
 pub mod error;
@@ -110,7 +111,8 @@ pub mod run;
 
 // The session contract lives in gaos-session; re-exported so runner users
 // keep one import path.
-pub use driver::{AgentDriver, Decision, DriverContext, Usage};
+pub use control::{ControlChange, Controller, RunControl, RunInput, RunInputs, run_control};
+pub use driver::{AgentDriver, Decision, DriverContext, InterruptMode, InterruptOutcome, InterruptRequest, Usage};
 pub use error::{DriverError, RunError, SessionError};
 pub use gaos_session::{
     ActOptions, AttachReceipt, AttachRequest, BoxFuture, CommandSubmission, ControllerKind, EpisodeIdentity,

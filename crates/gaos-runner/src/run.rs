@@ -11,7 +11,8 @@ use gaos_json::Value;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::driver::{AgentDriver, Decision, DriverContext};
+use crate::control::{ControlChange, Controller, RunInput, RunInputs};
+use crate::driver::{AgentDriver, Decision, DriverContext, InterruptOutcome, InterruptRequest};
 use crate::error::{RunError, SessionError};
 use crate::reconnect::{Reattached, ReconnectPolicy, Reconnecting};
 use gaos_session::AttachReceipt;
@@ -131,6 +132,16 @@ pub trait RunEvents: Send {
     fn on_reattached(&mut self, reattached: &Reattached) {
         let _ = reattached;
     }
+
+    /// A person took the seat over or handed it back ([`crate::RunControl`]).
+    fn on_control_change(&mut self, change: &ControlChange) {
+        let _ = change;
+    }
+
+    /// The active driver was interrupted ([`crate::RunControl::interrupt`]).
+    fn on_interrupted(&mut self, outcome: &InterruptOutcome) {
+        let _ = outcome;
+    }
 }
 
 /// `SessionPresentation`: shows observations to people. Paced runs await
@@ -161,6 +172,10 @@ pub struct RunOptions<'a> {
     pub max_decisions: Option<u64>,
     /// How long to keep re-attaching after a transport loss.
     pub reconnect: ReconnectPolicy,
+    /// Guidance, interrupts and takeovers from people ([`crate::run_control`]).
+    pub inputs: Option<RunInputs>,
+    /// The system prompt every decision's context carries.
+    pub system_prompt: Option<String>,
 }
 
 impl Default for RunOptions<'_> {
@@ -179,6 +194,8 @@ impl<'a> RunOptions<'a> {
             cancel: CancellationToken::new(),
             max_decisions: None,
             reconnect: ReconnectPolicy::default(),
+            inputs: None,
+            system_prompt: None,
         }
     }
 
@@ -203,6 +220,18 @@ impl<'a> RunOptions<'a> {
     /// Limit the number of decisions.
     pub fn max_decisions(mut self, limit: u64) -> Self {
         self.max_decisions = Some(limit);
+        self
+    }
+
+    /// Take people's inputs from `inputs`.
+    pub fn inputs(mut self, inputs: RunInputs) -> Self {
+        self.inputs = Some(inputs);
+        self
+    }
+
+    /// Give every decision this system prompt.
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system_prompt = Some(prompt.into());
         self
     }
 
@@ -234,6 +263,9 @@ pub struct RunOutcome {
     pub decisions: Vec<Decision>,
     /// The session result (automatic finalization only).
     pub result: Option<SessionResult>,
+    /// The decisions (indexes into `decisions`) a person made after taking
+    /// the seat over; empty when the agent decided all.
+    pub person_decisions: Vec<u64>,
 }
 
 impl RunOutcome {
@@ -323,6 +355,63 @@ async fn cancellable<T>(
     }
 }
 
+/// The seat's deciders: the run's agent and, after a takeover, a person.
+struct Seat<'d> {
+    agent: &'d mut dyn AgentDriver,
+    person: Option<Box<dyn AgentDriver>>,
+    /// Guidance for the next decision.
+    guidance: Vec<String>,
+}
+
+impl Seat<'_> {
+    fn active(&mut self) -> &mut dyn AgentDriver {
+        match self.person.as_mut() {
+            Some(person) => person.as_mut(),
+            None => &mut *self.agent,
+        }
+    }
+
+    /// Apply one input; `in_flight` when it stopped a decision.
+    fn apply(&mut self, input: RunInput, in_flight: bool, step: u64, events: &mut Option<&mut dyn RunEvents>) {
+        match input {
+            RunInput::Guidance(text) => self.guidance.push(text),
+            RunInput::Interrupt(request) => {
+                let outcome = self.active().interrupt(&request, in_flight);
+                if let Some(events) = events.as_deref_mut() {
+                    events.on_interrupted(&outcome);
+                }
+            }
+            RunInput::TakeOver(person) => {
+                // Only the agent is interrupted: a person replaced by
+                // another person just stops deciding.
+                let interrupt =
+                    self.person.is_none().then(|| self.agent.interrupt(&InterruptRequest::default(), in_flight));
+                let controller = Controller::Person { driver: person.id().to_owned() };
+                self.person = Some(person);
+                if let Some(events) = events.as_deref_mut() {
+                    events.on_control_change(&ControlChange { step, controller, interrupt });
+                }
+            }
+            RunInput::HandBack => {
+                if self.person.take().is_some()
+                    && let Some(events) = events.as_deref_mut()
+                {
+                    let controller = Controller::Agent { driver: self.agent.id().to_owned() };
+                    events.on_control_change(&ControlChange { step, controller, interrupt: None });
+                }
+            }
+        }
+    }
+}
+
+/// How a decision in flight ended.
+enum Decided {
+    Done(Result<Decision, crate::error::DriverError>),
+    Cancelled,
+    /// An input stopped it (an interrupt or a change of hands).
+    Stopped(RunInput),
+}
+
 /// Observe; after a transport loss, re-attach ([`reattach`]).
 async fn observe(
     handle: &dyn SessionHandle,
@@ -409,7 +498,8 @@ pub async fn run_session(
     driver: &mut dyn AgentDriver,
     options: RunOptions<'_>,
 ) -> Result<RunOutcome, RunError> {
-    let RunOptions { policy, mut events, presenter, cancel, max_decisions, reconnect } = options;
+    let RunOptions { policy, mut events, presenter, cancel, max_decisions, reconnect, mut inputs, system_prompt } =
+        options;
     policy.validate()?;
     match handle.state() {
         HandleState::Active | HandleState::Terminal => {}
@@ -423,7 +513,6 @@ pub async fn run_session(
         background: JoinSet::new(),
     };
     let fresh = policy.conversation == Conversation::FreshPerEpisode;
-    let driver_id = driver.id().to_owned();
     let seat = handle.seat().to_owned();
 
     if fresh {
@@ -440,6 +529,8 @@ pub async fn run_session(
     let mut decisions: Vec<Decision> = Vec::new();
     let mut episode: Option<EpisodeIdentity> = None;
     let mut waits: u32 = 0;
+    let mut person_decisions: Vec<u64> = Vec::new();
+    let mut deciders = Seat { agent: driver, person: None, guidance: Vec::new() };
 
     loop {
         presentations.surface()?;
@@ -458,7 +549,7 @@ pub async fn run_session(
                 let changed = episode.as_ref().is_none_or(|previous| current.differs_from(previous));
                 if changed {
                     if fresh && episode.is_some() {
-                        driver.reset();
+                        deciders.agent.reset();
                     }
                     if let Some(events) = events.as_deref_mut() {
                         events.on_episode_change(&current);
@@ -480,21 +571,60 @@ pub async fn run_session(
         if max_decisions.is_some_and(|limit| step >= limit) {
             return Err(RunError::DecisionLimit(step));
         }
-        let context = DriverContext {
-            observation: observation.tick(),
-            legal_actions: observation.legal_actions(),
-            step,
-            session_id: handle.session_id(),
-            seat: &seat,
+        while let Some(input) = inputs.as_mut().and_then(RunInputs::ready) {
+            deciders.apply(input, false, step, &mut events);
+        }
+        let by_person = deciders.person.is_some();
+        let mut later_guidance: Vec<String> = Vec::new();
+        let decided = {
+            let guidance = std::mem::take(&mut deciders.guidance);
+            let active = deciders.active();
+            let driver_id = active.id().to_owned();
+            let context = DriverContext {
+                observation: observation.tick(),
+                legal_actions: observation.legal_actions(),
+                step,
+                session_id: handle.session_id(),
+                seat: &seat,
+                system_actions: observation.system_actions(),
+                action_definitions: observation.action_definitions(),
+                system_prompt: system_prompt.as_deref(),
+                guidance: &guidance,
+            };
+            let mut act = active.act(context);
+            let decided = loop {
+                let next_input = async {
+                    match inputs.as_mut() {
+                        Some(inputs) => inputs.next().await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    decided = &mut act => break Decided::Done(decided),
+                    () = cancel.cancelled() => break Decided::Cancelled,
+                    input = next_input => match input {
+                        // Guidance does not stop a decision; it waits for the next.
+                        RunInput::Guidance(text) => later_guidance.push(text),
+                        other => break Decided::Stopped(other),
+                    },
+                }
+            };
+            drop(act);
+            // Guidance of a decision that did not finish stays for the next try.
+            if !matches!(decided, Decided::Done(Ok(_))) {
+                deciders.guidance = guidance;
+            }
+            (decided, driver_id)
         };
-        let decided = tokio::select! {
-            decided = driver.act(context) => Some(decided),
-            () = cancel.cancelled() => None,
-        };
+        deciders.guidance.append(&mut later_guidance);
         let decision = match decided {
-            None => return Err(RunError::Cancelled),
-            Some(Err(error)) => return Err(RunError::Driver { driver: driver_id, step, error }),
-            Some(Ok(decision)) => decision,
+            (Decided::Cancelled, _) => return Err(RunError::Cancelled),
+            (Decided::Stopped(input), _) => {
+                deciders.apply(input, true, step, &mut events);
+                continue;
+            }
+            (Decided::Done(Err(error)), driver) => return Err(RunError::Driver { driver, step, error }),
+            (Decided::Done(Ok(decision)), _) => decision,
         };
         if let Some(events) = events.as_deref_mut() {
             events.on_decision(&decision);
@@ -518,6 +648,9 @@ pub async fn run_session(
         }
         match answer {
             Ok(next) => {
+                if by_person {
+                    person_decisions.push(decisions.len() as u64);
+                }
                 decisions.push(decision);
                 // A resent submission the host had accepted before the loss
                 // is answered with its first answer, which may be older than
@@ -529,14 +662,16 @@ pub async fn run_session(
             }
             // Refused as illegal: the session did not move, so the driver
             // may decide again for the same observation.
-            Err(error) if error.is_illegal_action() && driver.retry_after_illegal(&action, &error) => {}
+            Err(error) if error.is_illegal_action() && deciders.active().retry_after_illegal(&action, &error) => {}
             Err(error) => return Err(error.into()),
         }
     }
 
     presentations.finish().await?;
     match policy.finalize {
-        FinalizeMode::Caller => Ok(RunOutcome { status: RunStatus::Terminal, observations, decisions, result: None }),
+        FinalizeMode::Caller => {
+            Ok(RunOutcome { status: RunStatus::Terminal, observations, decisions, result: None, person_decisions })
+        }
         FinalizeMode::Automatic => {
             // Finalize is idempotent for one request id: resend it after a loss.
             let mut result = handle.finalize(FinalizeRequest::default()).await;
@@ -554,7 +689,13 @@ pub async fn run_session(
             if let Some(events) = events {
                 events.on_finalized(&result);
             }
-            Ok(RunOutcome { status: RunStatus::Finalized, observations, decisions, result: Some(result) })
+            Ok(RunOutcome {
+                status: RunStatus::Finalized,
+                observations,
+                decisions,
+                result: Some(result),
+                person_decisions,
+            })
         }
     }
 }
