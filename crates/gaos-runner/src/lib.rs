@@ -18,6 +18,11 @@
 //!   continuous or fresh-per-episode conversation, automatic or caller
 //!   finalization), with callbacks ([`RunEvents`]), a presentation hook
 //!   ([`Presenter`]) and a [`CancellationToken`].
+//! - Resilience and people ([`reconnect`], [`control`]): a run re-attaches
+//!   at the durable head after a lasting transport loss (bounded backoff,
+//!   the interrupted submission resent under its own id), and takes
+//!   guidance, interrupts and seat takeovers from people as inputs
+//!   ([`run_control`]).
 //! - [`AgentDriver`] — what decides. Built in ([`drivers`]): `random`,
 //!   `first-legal`, `scripted`, `human` and `openai` (any OpenAI-compatible
 //!   chat-completions endpoint; cargo feature `openai`, on by default).

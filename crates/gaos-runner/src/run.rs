@@ -492,6 +492,11 @@ fn must_wait(observation: &Observation, seat: &str) -> bool {
 ///    finalizes with the default request, calls `on_finalized` and returns
 ///    `Finalized` with the result.
 ///
+/// Beyond the reference: a transport loss on any handle call re-attaches
+/// ([`RunOptions::reconnect`]) and resends an interrupted submission under
+/// its own id; inputs ([`RunOptions::inputs`]) are applied before each
+/// decision, and an interrupt or takeover stops the decision in flight.
+///
 /// The handle must be active or terminal. The runner never checks legality.
 pub async fn run_session(
     handle: &dyn SessionHandle,
