@@ -33,7 +33,7 @@ impl Default for ReconnectPolicy {
 impl ReconnectPolicy {
     /// Fail at the first transport loss (no reconnect).
     pub fn never() -> Self {
-        ReconnectPolicy { max_attempts: 12, ..ReconnectPolicy::default() }
+        ReconnectPolicy { max_attempts: 0, ..ReconnectPolicy::default() }
     }
 
     /// The pause before attempt `attempt` (from 1).

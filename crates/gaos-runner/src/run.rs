@@ -439,6 +439,10 @@ async fn reattach(
     mut error: SessionError,
     resending: Option<&str>,
 ) -> Result<Observation, RunError> {
+    if reconnect.max_attempts == 0 {
+        // Reconnecting is off: the loss is the run's error as it was.
+        return Err(RunError::Session(error));
+    }
     for attempt in 1..=reconnect.max_attempts {
         let delay = reconnect.delay(attempt);
         if let Some(events) = events.as_deref_mut() {
