@@ -120,7 +120,8 @@ struct State {
 struct Inner {
     http: reqwest::Client,
     base_url: String,
-    authorization: Option<HeaderValue>,
+    /// Replaceable: a refreshed credential ([`SessionClient::set_token`]).
+    authorization: RwLock<Option<HeaderValue>>,
     participant_id: String,
     timeout: Duration,
     max_response_bytes: usize,
@@ -146,7 +147,10 @@ impl std::fmt::Debug for SessionClient {
         f.debug_struct("SessionClient")
             .field("base_url", &self.inner.base_url)
             .field("participant_id", &self.inner.participant_id)
-            .field("authorization", &self.inner.authorization.as_ref().map(|_| "<redacted>"))
+            .field(
+                "authorization",
+                &self.inner.authorization.read().unwrap_or_else(PoisonError::into_inner).as_ref().map(|_| "<redacted>"),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -235,20 +239,7 @@ impl SessionClientBuilder {
                 self.participant_id
             )));
         }
-        let authorization = match self.token {
-            None => None,
-            Some(token) => {
-                let token = token.trim();
-                if token.is_empty() {
-                    return Err(ClientError::InvalidArgument("the bearer token is empty".into()));
-                }
-                let mut value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
-                    ClientError::InvalidArgument("the bearer token contains characters a header cannot carry".into())
-                })?;
-                value.set_sensitive(true);
-                Some(value)
-            }
-        };
+        let authorization = self.token.as_deref().map(bearer).transpose()?;
         let http = match self.http {
             Some(http) => http,
             None => http_client_builder().build().map_err(|e| {
@@ -259,7 +250,7 @@ impl SessionClientBuilder {
             inner: Arc::new(Inner {
                 http,
                 base_url,
-                authorization,
+                authorization: RwLock::new(authorization),
                 participant_id: self.participant_id,
                 timeout: self.timeout,
                 max_response_bytes: self.max_response_bytes,
@@ -274,6 +265,19 @@ impl SessionClientBuilder {
         }
         Ok(client)
     }
+}
+
+/// The `Authorization` value of a bearer token (marked sensitive).
+fn bearer(token: &str) -> Result<HeaderValue, ClientError> {
+    let token = token.trim();
+    if token.is_empty() {
+        return Err(ClientError::InvalidArgument("the bearer token is empty".into()));
+    }
+    let mut value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
+        ClientError::InvalidArgument("the bearer token contains characters a header cannot carry".into())
+    })?;
+    value.set_sensitive(true);
+    Ok(value)
 }
 
 /// `source()` chain of an error, joined with `: ` (reqwest's own message
@@ -341,6 +345,14 @@ impl SessionClient {
     /// The seat this client observes as by default and `act`s for.
     pub fn participant_id(&self) -> &str {
         &self.inner.participant_id
+    }
+
+    /// Send `token` as the bearer token from now on (a refreshed or rotated
+    /// credential). Shared by this client's clones, like its extra headers.
+    pub fn set_token(&self, token: &str) -> Result<(), ClientError> {
+        let value = bearer(token)?;
+        *self.inner.authorization.write().unwrap_or_else(PoisonError::into_inner) = Some(value);
+        Ok(())
     }
 
     // ----- extra headers (the seam for controller leases) -------------------
@@ -672,8 +684,9 @@ impl SessionClient {
 
     async fn attempt(&self, method: Method, url: &str, body: Option<&str>) -> Result<(u16, Value), ClientError> {
         let mut request = self.inner.http.request(method.clone(), url).timeout(self.inner.timeout).header(ACCEPT, JSON);
-        if let Some(authorization) = &self.inner.authorization {
-            request = request.header(AUTHORIZATION, authorization.clone());
+        let authorization = self.inner.authorization.read().unwrap_or_else(PoisonError::into_inner).clone();
+        if let Some(authorization) = authorization {
+            request = request.header(AUTHORIZATION, authorization);
         }
         {
             let extra = self.inner.extra_headers.read().unwrap_or_else(PoisonError::into_inner);

@@ -8,7 +8,10 @@
 //! seat's controller lease token, sent as `Gaos-Lease`. On `lease_expired`
 //! (HTTP 409) it renews (`POST /v1/sessions/{id}/lease/renew`) and resends
 //! the identical submission once (lease spec rule 8), so a driver that
-//! thought for longer than its lease loses nothing.
+//! thought for longer than its lease loses nothing. On `401` with a
+//! [`CredentialSource`] set ([`RemoteTransport::set_credential_source`]) it
+//! asks the source for a new token once and resends; a second `401` fails
+//! with a message that says the refreshed credential was refused too.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), gaos_runner::RunError> {
@@ -33,7 +36,8 @@
 //! # }
 //! ```
 
-use std::sync::{Mutex, PoisonError};
+use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use gaos_json::Value;
 use gaos_kernel::{CommandSubmission, SessionBinding};
@@ -43,6 +47,7 @@ use gaos_session::{
 use reqwest::Method;
 
 use crate::client::SessionClient;
+use crate::credentials::CredentialSource;
 use crate::error::ClientError;
 use crate::wire::{self, SessionCredentials, encode_uri_component};
 
@@ -71,16 +76,26 @@ pub fn session_error(error: ClientError) -> SessionError {
 ///
 /// The lease token travels as a client header, and a client's headers are
 /// shared by its clones: give each handle a client of its own.
-#[derive(Debug)]
 pub struct RemoteTransport {
     client: SessionClient,
     lease_token: Mutex<Option<String>>,
+    credentials: RwLock<Option<Arc<dyn CredentialSource>>>,
+}
+
+impl std::fmt::Debug for RemoteTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteTransport")
+            .field("client", &self.client)
+            .field("holds_lease", &self.holds_lease())
+            .field("refreshes_credentials", &self.credential_source().is_some())
+            .finish()
+    }
 }
 
 impl RemoteTransport {
     /// A transport over `client` (built with the seat's bearer token).
     pub fn new(client: SessionClient) -> Self {
-        RemoteTransport { client, lease_token: Mutex::new(None) }
+        RemoteTransport { client, lease_token: Mutex::new(None), credentials: RwLock::new(None) }
     }
 
     /// The client.
@@ -104,6 +119,49 @@ impl RemoteTransport {
         self.lease_token.lock().unwrap_or_else(PoisonError::into_inner).is_some()
     }
 
+    /// Ask `source` for a new bearer token when the host refuses the
+    /// current one (HTTP 401), once per refused call; `None` stops refreshing.
+    pub fn set_credential_source(&self, source: Option<Arc<dyn CredentialSource>>) {
+        *self.credentials.write().unwrap_or_else(PoisonError::into_inner) = source;
+    }
+
+    fn credential_source(&self) -> Option<Arc<dyn CredentialSource>> {
+        self.credentials.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Run `call`; on 401 with a credential source, refresh the token once
+    /// and run it again.
+    async fn authorized<T, F, Fut>(&self, call: F) -> Result<T, SessionError>
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<T, SessionError>>,
+    {
+        let first = call().await;
+        let source = match &first {
+            Err(e) if e.is_unauthorized() => match self.credential_source() {
+                Some(source) => source,
+                None => return first,
+            },
+            _ => return first,
+        };
+        let token = source.refresh().await.map_err(|why| {
+            SessionError::host(
+                401,
+                "credential_refresh_failed",
+                format!("the host refused the credential and refreshing it failed: {why}"),
+            )
+        })?;
+        self.client.set_token(&token).map_err(session_error)?;
+        call().await.map_err(|e| match e {
+            SessionError::Host { status: 401, code, message } => SessionError::Host {
+                status: 401,
+                code,
+                message: format!("{message} (the refreshed credential was refused too)"),
+            },
+            other => other,
+        })
+    }
+
     async fn renew(&self, session_id: &str) -> Result<(), SessionError> {
         let path = format!("/v1/sessions/{}/lease/renew", encode_uri_component(session_id));
         self.client.request_json(Method::POST, &path, None).await.map_err(session_error)?;
@@ -118,22 +176,27 @@ fn is_lease_expired(error: &ClientError) -> bool {
 impl SessionTransport for RemoteTransport {
     fn observe<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<Observation, SessionError>> {
         Box::pin(async move {
-            let answer = self.client.observe(session_id).await.map_err(session_error)?;
+            let answer =
+                self.authorized(|| async { self.client.observe(session_id).await.map_err(session_error) }).await?;
             Observation::from_envelope(answer.envelope)
         })
     }
 
     fn submit<'a>(&'a self, submission: &'a CommandSubmission) -> BoxFuture<'a, Result<Observation, SessionError>> {
         Box::pin(async move {
-            let answer = match self.client.send_submission(submission).await {
-                Err(e) if is_lease_expired(&e) && self.holds_lease() => {
-                    // Lease spec rule 8: renew, then resend the identical submission once.
-                    self.renew(&submission.session_id).await?;
-                    self.client.send_submission(submission).await
-                }
-                other => other,
-            }
-            .map_err(session_error)?;
+            let answer = self
+                .authorized(|| async {
+                    match self.client.send_submission(submission).await {
+                        Err(e) if is_lease_expired(&e) && self.holds_lease() => {
+                            // Lease spec rule 8: renew, then resend the identical submission once.
+                            self.renew(&submission.session_id).await?;
+                            self.client.send_submission(submission).await
+                        }
+                        other => other,
+                    }
+                    .map_err(session_error)
+                })
+                .await?;
             Observation::from_envelope(answer.envelope)
         })
     }
@@ -146,7 +209,9 @@ impl SessionTransport for RemoteTransport {
                 metadata: object("metadata"),
                 extensions: object("extensions"),
             };
-            let result = self.client.finalize(session_id, &request).await.map_err(session_error)?;
+            let result = self
+                .authorized(|| async { self.client.finalize(session_id, &request).await.map_err(session_error) })
+                .await?;
             Ok(result.to_value())
         })
     }

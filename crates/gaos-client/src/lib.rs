@@ -45,6 +45,7 @@
 
 pub mod bench;
 mod client;
+pub mod credentials;
 mod error;
 pub mod handle;
 pub mod wire;
@@ -53,6 +54,7 @@ pub use client::{
     CreateAnswer, Cursor, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_PARTICIPANT_ID, DEFAULT_RETRIES, DEFAULT_RETRY_BACKOFF,
     DEFAULT_TIMEOUT, JsonAnswer, SessionClient, SessionClientBuilder, SubmitOptions, TickResult, http_client_builder,
 };
+pub use credentials::CredentialSource;
 pub use error::ClientError;
 pub use wire::{AttachRequest, FinalizeRequest, SessionArtifact, SessionAttach, SessionCredentials, SessionResult};
 

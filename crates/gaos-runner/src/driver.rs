@@ -22,6 +22,92 @@ pub struct DriverContext<'a> {
     pub session_id: &'a str,
     /// The seat being driven.
     pub seat: &'a str,
+    /// `tick.systemActions`: actions outside the game's own (e.g. resign,
+    /// offer a draw) the host lists for the seat; empty when it lists none.
+    pub system_actions: &'a [Value],
+    /// `tick.actionDefinitions`: what the host says each kind of action
+    /// means (schemas, descriptions), when it says.
+    pub action_definitions: Option<&'a Value>,
+    /// The run's system prompt ([`crate::RunOptions::system_prompt`]).
+    pub system_prompt: Option<&'a str>,
+    /// Guidance from people watching, given since the last decision
+    /// ([`crate::RunControl::guide`]), oldest first.
+    pub guidance: &'a [String],
+}
+
+impl<'a> DriverContext<'a> {
+    /// A context with only the observation and the run facts (no system
+    /// actions, definitions, system prompt or guidance).
+    pub fn new(
+        observation: &'a Value,
+        legal_actions: &'a [Value],
+        step: u64,
+        session_id: &'a str,
+        seat: &'a str,
+    ) -> Self {
+        DriverContext {
+            observation,
+            legal_actions,
+            step,
+            session_id,
+            seat,
+            system_actions: &[],
+            action_definitions: None,
+            system_prompt: None,
+            guidance: &[],
+        }
+    }
+}
+
+/// What an interrupt asks of a driver (`interrupt?({prompt?})`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct InterruptRequest {
+    /// Something to tell the driver with the interrupt (a person's note).
+    pub prompt: Option<String>,
+}
+
+/// How a driver took an interrupt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum InterruptMode {
+    /// It stopped and will decide again with its context (plus the prompt).
+    Resume,
+    /// It stopped and dropped the decision; asked again, it starts that
+    /// decision afresh with its earlier context.
+    Abort,
+    /// It stopped and forgot its context (like `reset`).
+    Restart,
+    /// It cannot be interrupted (the runner still drops the decision in flight).
+    Unsupported,
+}
+
+impl InterruptMode {
+    /// `resume`, `abort`, `restart`, `unsupported`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InterruptMode::Resume => "resume",
+            InterruptMode::Abort => "abort",
+            InterruptMode::Restart => "restart",
+            InterruptMode::Unsupported => "unsupported",
+        }
+    }
+}
+
+/// `{mode, interrupted, preservesContext}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct InterruptOutcome {
+    /// How the driver took it.
+    pub mode: InterruptMode,
+    /// Whether a decision was in flight and stopped.
+    pub interrupted: bool,
+    /// Whether the driver keeps its conversation context.
+    pub preserves_context: bool,
+}
+
+impl InterruptOutcome {
+    /// What a driver without interrupt support answers.
+    pub fn unsupported() -> Self {
+        InterruptOutcome { mode: InterruptMode::Unsupported, interrupted: false, preserves_context: true }
+    }
 }
 
 /// Tokens a model call used (summed over re-asks).
@@ -118,6 +204,16 @@ pub trait AgentDriver: Send {
     fn retry_after_illegal(&mut self, action: &Value, error: &SessionError) -> bool {
         let _ = (action, error);
         false
+    }
+
+    /// Stop the decision in flight (the runner has already dropped its
+    /// future when `in_flight`) and say how: resume, abort or restart
+    /// (RFC-018 `interrupt?({prompt?})`). The runner interrupts on
+    /// [`crate::RunControl::interrupt`] and when a person takes the seat
+    /// over. The default keeps everything and answers `unsupported`.
+    fn interrupt(&mut self, request: &InterruptRequest, in_flight: bool) -> InterruptOutcome {
+        let _ = (request, in_flight);
+        InterruptOutcome::unsupported()
     }
 
     /// Decide the next command.

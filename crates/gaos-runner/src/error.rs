@@ -71,6 +71,15 @@ pub enum RunError {
     /// The handle must be active or terminal to run.
     #[error("run_session needs an active or terminal handle; this one is {}", .0.as_str())]
     InvalidState(HandleState),
+    /// The host stayed unreachable through every re-attach attempt of
+    /// [`crate::RunOptions::reconnect`].
+    #[error("the host stayed unreachable after {attempts} re-attach attempts: {error}")]
+    Unreachable {
+        /// Attempts made.
+        attempts: u32,
+        /// The last failure.
+        error: SessionError,
+    },
     /// [`crate::RunOptions::max_decisions`] was reached before the game ended.
     #[error("the run reached its limit of {0} decisions before the game ended")]
     DecisionLimit(u64),

@@ -18,6 +18,11 @@
 //!   continuous or fresh-per-episode conversation, automatic or caller
 //!   finalization), with callbacks ([`RunEvents`]), a presentation hook
 //!   ([`Presenter`]) and a [`CancellationToken`].
+//! - Resilience and people ([`reconnect`], [`control`]): a run re-attaches
+//!   at the durable head after a lasting transport loss (bounded backoff,
+//!   the interrupted submission resent under its own id), and takes
+//!   guidance, interrupts and seat takeovers from people as inputs
+//!   ([`run_control`]).
 //! - [`AgentDriver`] — what decides. Built in ([`drivers`]): `random`,
 //!   `first-legal`, `scripted`, `human` and `openai` (any OpenAI-compatible
 //!   chat-completions endpoint; cargo feature `openai`, on by default).
@@ -102,22 +107,26 @@
 //!   "finalized"` (another holder finalized), not only `terminal`.
 
 pub mod benchmark;
+pub mod control;
 pub mod driver;
 pub mod drivers;
 pub mod error;
+pub mod reconnect;
 pub mod run;
 
 // The session contract lives in gaos-session; re-exported so runner users
 // keep one import path.
-pub use driver::{AgentDriver, Decision, DriverContext, Usage};
+pub use control::{ControlChange, Controller, RunControl, RunInput, RunInputs, run_control};
+pub use driver::{AgentDriver, Decision, DriverContext, InterruptMode, InterruptOutcome, InterruptRequest, Usage};
 pub use error::{DriverError, RunError, SessionError};
 pub use gaos_session::{
-    AttachReceipt, AttachRequest, BoxFuture, CommandSubmission, ControllerKind, EpisodeIdentity, ExistingHead,
-    FinalizeRequest, HandleState, LifecycleHandle, Observation, SessionArtifact, SessionBinding,
-    SessionControllerIdentity, SessionHandle, SessionPolicy, SessionResult, SessionTransport, adopt_existing,
-    announces_terminal, create_session_handle_from_existing, forward_session_handle, observation, policy, receipts,
-    wait_backoff,
+    ActOptions, AttachReceipt, AttachRequest, BoxFuture, CommandSubmission, ControllerKind, EpisodeIdentity,
+    ExistingHead, FinalizeRequest, HandleState, LifecycleHandle, Observation, ObserveOptions, SessionArtifact,
+    SessionBinding, SessionControllerIdentity, SessionHandle, SessionPolicy, SessionResult, SessionTransport,
+    adopt_existing, announces_terminal, create_session_handle_from_existing, forward_session_handle, observation,
+    policy, receipts, wait_backoff,
 };
+pub use reconnect::{Reattached, ReconnectPolicy, Reconnecting};
 pub use run::{
     Conversation, FinalizeMode, Pacing, Presenter, RunEvents, RunOptions, RunOutcome, RunPolicy, RunStatus, run_session,
 };

@@ -11,11 +11,13 @@ use gaos_json::Value;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::driver::{AgentDriver, Decision, DriverContext};
+use crate::control::{ControlChange, Controller, RunInput, RunInputs};
+use crate::driver::{AgentDriver, Decision, DriverContext, InterruptOutcome, InterruptRequest};
 use crate::error::{RunError, SessionError};
+use crate::reconnect::{Reattached, ReconnectPolicy, Reconnecting};
 use gaos_session::AttachReceipt;
 use gaos_session::{
-    BoxFuture, EpisodeIdentity, FinalizeRequest, HandleState, Observation, SessionHandle, SessionResult,
+    ActOptions, BoxFuture, EpisodeIdentity, FinalizeRequest, HandleState, Observation, SessionHandle, SessionResult,
 };
 
 /// Default bound on unpaced presentations in flight.
@@ -118,6 +120,28 @@ pub trait RunEvents: Send {
     fn on_finalized(&mut self, result: &SessionResult) {
         let _ = result;
     }
+
+    /// The host stopped answering; the runner pauses, then tries to
+    /// re-attach ([`RunOptions::reconnect`]).
+    fn on_reconnecting(&mut self, reconnecting: &Reconnecting) {
+        let _ = reconnecting;
+    }
+
+    /// The runner re-attached at the durable head after a transport loss
+    /// and goes on with the same run.
+    fn on_reattached(&mut self, reattached: &Reattached) {
+        let _ = reattached;
+    }
+
+    /// A person took the seat over or handed it back ([`crate::RunControl`]).
+    fn on_control_change(&mut self, change: &ControlChange) {
+        let _ = change;
+    }
+
+    /// The active driver was interrupted ([`crate::RunControl::interrupt`]).
+    fn on_interrupted(&mut self, outcome: &InterruptOutcome) {
+        let _ = outcome;
+    }
 }
 
 /// `SessionPresentation`: shows observations to people. Paced runs await
@@ -146,6 +170,12 @@ pub struct RunOptions<'a> {
     /// Stop with [`RunError::DecisionLimit`] instead of making more than
     /// this many decisions (e.g. a benchmark task's `maxSteps`).
     pub max_decisions: Option<u64>,
+    /// How long to keep re-attaching after a transport loss.
+    pub reconnect: ReconnectPolicy,
+    /// Guidance, interrupts and takeovers from people ([`crate::run_control`]).
+    pub inputs: Option<RunInputs>,
+    /// The system prompt every decision's context carries.
+    pub system_prompt: Option<String>,
 }
 
 impl Default for RunOptions<'_> {
@@ -157,7 +187,16 @@ impl Default for RunOptions<'_> {
 impl<'a> RunOptions<'a> {
     /// Options with `policy`, no events, no presenter, a fresh token, no limit.
     pub fn new(policy: RunPolicy) -> Self {
-        RunOptions { policy, events: None, presenter: None, cancel: CancellationToken::new(), max_decisions: None }
+        RunOptions {
+            policy,
+            events: None,
+            presenter: None,
+            cancel: CancellationToken::new(),
+            max_decisions: None,
+            reconnect: ReconnectPolicy::default(),
+            inputs: None,
+            system_prompt: None,
+        }
     }
 
     /// Set the callbacks.
@@ -183,6 +222,24 @@ impl<'a> RunOptions<'a> {
         self.max_decisions = Some(limit);
         self
     }
+
+    /// Take people's inputs from `inputs`.
+    pub fn inputs(mut self, inputs: RunInputs) -> Self {
+        self.inputs = Some(inputs);
+        self
+    }
+
+    /// Give every decision this system prompt.
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system_prompt = Some(prompt.into());
+        self
+    }
+
+    /// Re-attach after a transport loss under this policy.
+    pub fn reconnect(mut self, reconnect: ReconnectPolicy) -> Self {
+        self.reconnect = reconnect;
+        self
+    }
 }
 
 /// How a run ended.
@@ -206,6 +263,9 @@ pub struct RunOutcome {
     pub decisions: Vec<Decision>,
     /// The session result (automatic finalization only).
     pub result: Option<SessionResult>,
+    /// The decisions (indexes into `decisions`) a person made after taking
+    /// the seat over; empty when the agent decided all.
+    pub person_decisions: Vec<u64>,
 }
 
 impl RunOutcome {
@@ -295,6 +355,118 @@ async fn cancellable<T>(
     }
 }
 
+/// The seat's deciders: the run's agent and, after a takeover, a person.
+struct Seat<'d> {
+    agent: &'d mut dyn AgentDriver,
+    person: Option<Box<dyn AgentDriver>>,
+    /// Guidance for the next decision.
+    guidance: Vec<String>,
+}
+
+impl Seat<'_> {
+    fn active(&mut self) -> &mut dyn AgentDriver {
+        match self.person.as_mut() {
+            Some(person) => person.as_mut(),
+            None => &mut *self.agent,
+        }
+    }
+
+    /// Apply one input; `in_flight` when it stopped a decision.
+    fn apply(&mut self, input: RunInput, in_flight: bool, step: u64, events: &mut Option<&mut dyn RunEvents>) {
+        match input {
+            RunInput::Guidance(text) => self.guidance.push(text),
+            RunInput::Interrupt(request) => {
+                let outcome = self.active().interrupt(&request, in_flight);
+                if let Some(events) = events.as_deref_mut() {
+                    events.on_interrupted(&outcome);
+                }
+            }
+            RunInput::TakeOver(person) => {
+                // Only the agent is interrupted: a person replaced by
+                // another person just stops deciding.
+                let interrupt =
+                    self.person.is_none().then(|| self.agent.interrupt(&InterruptRequest::default(), in_flight));
+                let controller = Controller::Person { driver: person.id().to_owned() };
+                self.person = Some(person);
+                if let Some(events) = events.as_deref_mut() {
+                    events.on_control_change(&ControlChange { step, controller, interrupt });
+                }
+            }
+            RunInput::HandBack => {
+                if self.person.take().is_some()
+                    && let Some(events) = events.as_deref_mut()
+                {
+                    let controller = Controller::Agent { driver: self.agent.id().to_owned() };
+                    events.on_control_change(&ControlChange { step, controller, interrupt: None });
+                }
+            }
+        }
+    }
+}
+
+/// How a decision in flight ended.
+enum Decided {
+    Done(Result<Decision, crate::error::DriverError>),
+    Cancelled,
+    /// An input stopped it (an interrupt or a change of hands).
+    Stopped(RunInput),
+}
+
+/// Observe; after a transport loss, re-attach ([`reattach`]).
+async fn observe(
+    handle: &dyn SessionHandle,
+    cancel: &CancellationToken,
+    reconnect: &ReconnectPolicy,
+    events: &mut Option<&mut dyn RunEvents>,
+) -> Result<Observation, RunError> {
+    match cancellable(cancel, handle.observe()).await {
+        Err(RunError::Session(error)) if error.is_transient() => {
+            reattach(handle, cancel, reconnect, events, error, None).await
+        }
+        other => other,
+    }
+}
+
+/// After `error` (a transport loss), observe the seat again with bounded
+/// exponential backoff until the host answers: the answer is the durable
+/// head the run goes on from. `resending` names a submission whose answer
+/// was lost (the caller resends it with the same id).
+async fn reattach(
+    handle: &dyn SessionHandle,
+    cancel: &CancellationToken,
+    reconnect: &ReconnectPolicy,
+    events: &mut Option<&mut dyn RunEvents>,
+    mut error: SessionError,
+    resending: Option<&str>,
+) -> Result<Observation, RunError> {
+    if reconnect.max_attempts == 0 {
+        // Reconnecting is off: the loss is the run's error as it was.
+        return Err(RunError::Session(error));
+    }
+    for attempt in 1..=reconnect.max_attempts {
+        let delay = reconnect.delay(attempt);
+        if let Some(events) = events.as_deref_mut() {
+            events.on_reconnecting(&Reconnecting { attempt, delay, error: error.clone() });
+        }
+        tokio::select! {
+            () = tokio::time::sleep(delay) => {}
+            () = cancel.cancelled() => return Err(RunError::Cancelled),
+        }
+        match cancellable(cancel, handle.observe()).await {
+            Ok(head) => {
+                if let Some(events) = events.as_deref_mut() {
+                    let resending = resending.map(str::to_owned);
+                    events.on_reattached(&Reattached { attempts: attempt, revision: head.revision(), resending });
+                }
+                return Ok(head);
+            }
+            Err(RunError::Session(next)) if next.is_transient() => error = next,
+            Err(other) => return Err(other),
+        }
+    }
+    Err(RunError::Unreachable { attempts: reconnect.max_attempts, error })
+}
+
 /// True when the seat has nothing to decide now: a pending window that
 /// does not await it, or a resolved one whose view says another seat's turn
 /// ([`Observation::seat_in_window`]). [P] The reference busy-polls only the
@@ -324,13 +496,19 @@ fn must_wait(observation: &Observation, seat: &str) -> bool {
 ///    finalizes with the default request, calls `on_finalized` and returns
 ///    `Finalized` with the result.
 ///
+/// Beyond the reference: a transport loss on any handle call re-attaches
+/// ([`RunOptions::reconnect`]) and resends an interrupted submission under
+/// its own id; inputs ([`RunOptions::inputs`]) are applied before each
+/// decision, and an interrupt or takeover stops the decision in flight.
+///
 /// The handle must be active or terminal. The runner never checks legality.
 pub async fn run_session(
     handle: &dyn SessionHandle,
     driver: &mut dyn AgentDriver,
     options: RunOptions<'_>,
 ) -> Result<RunOutcome, RunError> {
-    let RunOptions { policy, mut events, presenter, cancel, max_decisions } = options;
+    let RunOptions { policy, mut events, presenter, cancel, max_decisions, reconnect, mut inputs, system_prompt } =
+        options;
     policy.validate()?;
     match handle.state() {
         HandleState::Active | HandleState::Terminal => {}
@@ -344,7 +522,6 @@ pub async fn run_session(
         background: JoinSet::new(),
     };
     let fresh = policy.conversation == Conversation::FreshPerEpisode;
-    let driver_id = driver.id().to_owned();
     let seat = handle.seat().to_owned();
 
     if fresh {
@@ -356,11 +533,13 @@ pub async fn run_session(
     if cancel.is_cancelled() {
         return Err(RunError::Cancelled);
     }
-    let mut observation = cancellable(&cancel, handle.observe()).await?;
+    let mut observation = observe(handle, &cancel, &reconnect, &mut events).await?;
     let mut observations: Vec<Observation> = Vec::new();
     let mut decisions: Vec<Decision> = Vec::new();
     let mut episode: Option<EpisodeIdentity> = None;
     let mut waits: u32 = 0;
+    let mut person_decisions: Vec<u64> = Vec::new();
+    let mut deciders = Seat { agent: driver, person: None, guidance: Vec::new() };
 
     loop {
         presentations.surface()?;
@@ -379,7 +558,7 @@ pub async fn run_session(
                 let changed = episode.as_ref().is_none_or(|previous| current.differs_from(previous));
                 if changed {
                     if fresh && episode.is_some() {
-                        driver.reset();
+                        deciders.agent.reset();
                     }
                     if let Some(events) = events.as_deref_mut() {
                         events.on_episode_change(&current);
@@ -394,54 +573,138 @@ pub async fn run_session(
         if must_wait(&observation, &seat) {
             cancellable(&cancel, handle.wait_for_change(observation.revision(), waits)).await?;
             waits = waits.saturating_add(1);
-            observation = cancellable(&cancel, handle.observe()).await?;
+            observation = observe(handle, &cancel, &reconnect, &mut events).await?;
             continue;
         }
         let step = decisions.len() as u64;
         if max_decisions.is_some_and(|limit| step >= limit) {
             return Err(RunError::DecisionLimit(step));
         }
-        let context = DriverContext {
-            observation: observation.tick(),
-            legal_actions: observation.legal_actions(),
-            step,
-            session_id: handle.session_id(),
-            seat: &seat,
+        while let Some(input) = inputs.as_mut().and_then(RunInputs::ready) {
+            deciders.apply(input, false, step, &mut events);
+        }
+        let by_person = deciders.person.is_some();
+        let mut later_guidance: Vec<String> = Vec::new();
+        let decided = {
+            let guidance = std::mem::take(&mut deciders.guidance);
+            let active = deciders.active();
+            let driver_id = active.id().to_owned();
+            let context = DriverContext {
+                observation: observation.tick(),
+                legal_actions: observation.legal_actions(),
+                step,
+                session_id: handle.session_id(),
+                seat: &seat,
+                system_actions: observation.system_actions(),
+                action_definitions: observation.action_definitions(),
+                system_prompt: system_prompt.as_deref(),
+                guidance: &guidance,
+            };
+            let mut act = active.act(context);
+            let decided = loop {
+                let next_input = async {
+                    match inputs.as_mut() {
+                        Some(inputs) => inputs.next().await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    decided = &mut act => break Decided::Done(decided),
+                    () = cancel.cancelled() => break Decided::Cancelled,
+                    input = next_input => match input {
+                        // Guidance does not stop a decision; it waits for the next.
+                        RunInput::Guidance(text) => later_guidance.push(text),
+                        other => break Decided::Stopped(other),
+                    },
+                }
+            };
+            drop(act);
+            // Guidance of a decision that did not finish stays for the next try.
+            if !matches!(decided, Decided::Done(Ok(_))) {
+                deciders.guidance = guidance;
+            }
+            (decided, driver_id)
         };
-        let decided = tokio::select! {
-            decided = driver.act(context) => Some(decided),
-            () = cancel.cancelled() => None,
-        };
+        deciders.guidance.append(&mut later_guidance);
         let decision = match decided {
-            None => return Err(RunError::Cancelled),
-            Some(Err(error)) => return Err(RunError::Driver { driver: driver_id, step, error }),
-            Some(Ok(decision)) => decision,
+            (Decided::Cancelled, _) => return Err(RunError::Cancelled),
+            (Decided::Stopped(input), _) => {
+                deciders.apply(input, true, step, &mut events);
+                continue;
+            }
+            (Decided::Done(Err(error)), driver) => return Err(RunError::Driver { driver, step, error }),
+            (Decided::Done(Ok(decision)), _) => decision,
         };
         if let Some(events) = events.as_deref_mut() {
             events.on_decision(&decision);
         }
         let action = decision.action.clone();
-        match handle.act(action.clone()).await {
+        // Named explicitly so that a resend after a lost answer carries the
+        // same id (the handle resends the identical submission).
+        let submission_id = handle.next_submission_id();
+        let send = || handle.act_with(action.clone(), ActOptions::new().submission_id(submission_id.clone()));
+        let mut answer = send().await;
+        let mut head: Option<Observation> = None;
+        let mut resends = 0;
+        while let Err(error) = &answer
+            && error.is_transient()
+            && resends < reconnect.max_attempts
+        {
+            let error = error.clone();
+            head = Some(reattach(handle, &cancel, &reconnect, &mut events, error, Some(&submission_id)).await?);
+            answer = send().await;
+            resends += 1;
+        }
+        match answer {
             Ok(next) => {
+                if by_person {
+                    person_decisions.push(decisions.len() as u64);
+                }
                 decisions.push(decision);
-                observation = next;
+                // A resent submission the host had accepted before the loss
+                // is answered with its first answer, which may be older than
+                // the head seen on re-attach.
+                observation = match head {
+                    Some(head) if head.revision() > next.revision() => head,
+                    _ => next,
+                };
             }
             // Refused as illegal: the session did not move, so the driver
             // may decide again for the same observation.
-            Err(error) if error.is_illegal_action() && driver.retry_after_illegal(&action, &error) => {}
+            Err(error) if error.is_illegal_action() && deciders.active().retry_after_illegal(&action, &error) => {}
             Err(error) => return Err(error.into()),
         }
     }
 
     presentations.finish().await?;
     match policy.finalize {
-        FinalizeMode::Caller => Ok(RunOutcome { status: RunStatus::Terminal, observations, decisions, result: None }),
+        FinalizeMode::Caller => {
+            Ok(RunOutcome { status: RunStatus::Terminal, observations, decisions, result: None, person_decisions })
+        }
         FinalizeMode::Automatic => {
-            let result = handle.finalize(FinalizeRequest::default()).await?;
+            // Finalize is idempotent for one request id: resend it after a loss.
+            let mut result = handle.finalize(FinalizeRequest::default()).await;
+            let mut resends = 0;
+            while let Err(error) = &result
+                && error.is_transient()
+                && resends < reconnect.max_attempts
+            {
+                let error = error.clone();
+                reattach(handle, &cancel, &reconnect, &mut events, error, None).await?;
+                result = handle.finalize(FinalizeRequest::default()).await;
+                resends += 1;
+            }
+            let result = result?;
             if let Some(events) = events {
                 events.on_finalized(&result);
             }
-            Ok(RunOutcome { status: RunStatus::Finalized, observations, decisions, result: Some(result) })
+            Ok(RunOutcome {
+                status: RunStatus::Finalized,
+                observations,
+                decisions,
+                result: Some(result),
+                person_decisions,
+            })
         }
     }
 }

@@ -13,7 +13,7 @@ fn legal() -> Vec<Value> {
 }
 
 fn context<'a>(observation: &'a Value, legal: &'a [Value], step: u64) -> DriverContext<'a> {
-    DriverContext { observation, legal_actions: legal, step, session_id: "s-1", seat: "a" }
+    DriverContext::new(observation, legal, step, "s-1", "a")
 }
 
 async fn decide(driver: &mut dyn AgentDriver, legal: &[Value], step: u64) -> Result<Value, DriverError> {

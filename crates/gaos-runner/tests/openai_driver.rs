@@ -16,7 +16,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use gaos_json::{Value, canonical_json, obj};
 use gaos_runner::drivers::{OpenAiConfig, OpenAiDriver};
-use gaos_runner::{AgentDriver, DriverContext, DriverError, Usage};
+use gaos_runner::{AgentDriver, DriverContext, DriverError, InterruptMode, InterruptOutcome, InterruptRequest, Usage};
 
 /// What the fake provider answers, in order, and what it received.
 #[derive(Default)]
@@ -86,7 +86,7 @@ fn observation(legal: &[Value]) -> Value {
 }
 
 fn ctx<'a>(observation: &'a Value, legal: &'a [Value], step: u64) -> DriverContext<'a> {
-    DriverContext { observation, legal_actions: legal, step, session_id: "s-1", seat: "alice" }
+    DriverContext::new(observation, legal, step, "s-1", "alice")
 }
 
 fn messages(request: &Value) -> &[Value] {
@@ -216,4 +216,40 @@ async fn provider_failures_and_configuration_are_typed() {
     let bad_url = OpenAiConfig { base_url: "ftp://x".into(), ..config(&base) };
     assert!(matches!(OpenAiDriver::new(bad_url), Err(DriverError::Config(_))));
     assert!(!format!("{:?}", config(&base)).contains("test-key"), "Debug never prints the key");
+}
+
+#[tokio::test]
+async fn the_context_s_system_prompt_guidance_and_an_interrupt_prompt_reach_the_model() {
+    let answers = (0..2).map(|i| tool_answer(&format!("c{i}"), "choose_action", r#"{"index":0}"#, 1, 1)).collect();
+    let (base, provider) = start(answers).await;
+    let mut driver = OpenAiDriver::new(config(&base)).expect("driver");
+    let legal = legal();
+    let obs = observation(&legal);
+    let system_actions = vec![Value::from(obj! { "system" => "resign" })];
+    let guidance = vec!["keep the 9 for last".to_owned()];
+    let context = DriverContext {
+        system_prompt: Some("Play cautiously."),
+        guidance: &guidance,
+        system_actions: &system_actions,
+        ..ctx(&obs, &legal, 0)
+    };
+    driver.act(context).await.expect("decision");
+    let outcome = driver.interrupt(&InterruptRequest { prompt: Some("the opponent bluffs".into()) }, true);
+    assert_eq!(outcome, InterruptOutcome { mode: InterruptMode::Resume, interrupted: true, preserves_context: true });
+    driver.act(ctx(&obs, &legal, 1)).await.expect("decision");
+    assert_eq!(driver.history_len(), 2, "an interrupt keeps the conversation");
+
+    let provider = provider.lock().expect("provider");
+    let content = |request: usize, message: usize| {
+        messages(&provider.requests[request].1)[message].get("content").and_then(Value::as_str).unwrap_or("").to_owned()
+    };
+    let system = content(0, 0);
+    assert!(system.contains("choose_action") && system.ends_with("Play cautiously."), "{system}");
+    let first = content(0, 1);
+    assert!(first.contains("Guidance from a person watching: keep the 9 for last"), "{first}");
+    assert!(first.contains(r#"{"system":"resign"}"#), "{first}");
+    let last = messages(&provider.requests[1].1).len() - 1;
+    let second = content(1, last);
+    assert!(second.contains("You were interrupted: the opponent bluffs"), "{second}");
+    assert!(!second.contains("Guidance from a person"), "guidance is for one decision: {second}");
 }

@@ -62,6 +62,22 @@ pub enum SessionError {
     /// The call itself is wrong; nothing was sent.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// The call's own timeout ([`crate::ActOptions::timeout`]) passed
+    /// before the host answered. Like [`SessionError::Transport`], a
+    /// submission may have landed: resend it with the same id.
+    #[error("{operation} got no answer within {after:?}")]
+    Timeout {
+        /// The call (`act`, `observe`).
+        operation: &'static str,
+        /// The timeout.
+        after: std::time::Duration,
+    },
+    /// The call's cancellation token fired before the host answered.
+    #[error("{operation} was cancelled")]
+    Cancelled {
+        /// The call (`act`, `observe`).
+        operation: &'static str,
+    },
 }
 
 fn code_suffix(code: Option<&str>) -> String {
@@ -88,6 +104,18 @@ impl SessionError {
             SessionError::Host { code, .. } => code.as_deref(),
             _ => None,
         }
+    }
+
+    /// The host could not be reached or was briefly unavailable (no
+    /// answer, or HTTP 503): the same call may succeed later, and an exact
+    /// resend of a submission is safe. A runner reconnects on these.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, SessionError::Transport(_)) || self.status() == Some(503)
+    }
+
+    /// The host refused the credential (HTTP 401).
+    pub fn is_unauthorized(&self) -> bool {
+        self.status() == Some(401)
     }
 
     /// The host refused a command as illegal (HTTP 422).

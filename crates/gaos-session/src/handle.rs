@@ -31,6 +31,7 @@ use crate::adopt::{adopt_existing, check_receipt};
 use crate::answers::SessionResult;
 use crate::error::SessionError;
 use crate::observation::Observation;
+use crate::options::{ActOptions, ObserveOptions};
 use crate::policy::SessionPolicy;
 use crate::receipts::AttachReceipt;
 use crate::requests::{FinalizeRequest, SubmissionCounter};
@@ -78,12 +79,31 @@ pub trait SessionHandle: Send + Sync {
     /// The latest authoritative observation of the seat. Consumes an adopted
     /// initial tick without a request; otherwise asks the host. Fails once
     /// the handle is closed or finalized.
-    fn observe(&self) -> BoxFuture<'_, Result<Observation, SessionError>>;
+    fn observe(&self) -> BoxFuture<'_, Result<Observation, SessionError>> {
+        self.observe_with(ObserveOptions::default())
+    }
+
+    /// [`SessionHandle::observe`] with a timeout and a cancellation token.
+    fn observe_with(&self, options: ObserveOptions) -> BoxFuture<'_, Result<Observation, SessionError>>;
 
     /// Submit one command for the seat at the handle's cursor, with the
     /// reference default submission id `"<seat>:<tickId>:<n>"`. Only while
     /// active; drops an unconsumed initial tick.
-    fn act(&self, command: Value) -> BoxFuture<'_, Result<Observation, SessionError>>;
+    fn act(&self, command: Value) -> BoxFuture<'_, Result<Observation, SessionError>> {
+        self.act_with(command, ActOptions::default())
+    }
+
+    /// [`SessionHandle::act`] with an explicit submission id, a timeout and
+    /// a cancellation token ([`ActOptions`]). An explicit id equal to
+    /// [`SessionHandle::next_submission_id`] uses up that default id; an id
+    /// this handle sent without seeing an answer (transport loss, timeout,
+    /// cancellation) resends that identical submission.
+    fn act_with(&self, command: Value, options: ActOptions) -> BoxFuture<'_, Result<Observation, SessionError>>;
+
+    /// The default submission id the next `act` would send (nothing is used
+    /// up). A runner that may have to resend after a lost answer names it
+    /// explicitly, so the resend carries the same id.
+    fn next_submission_id(&self) -> String;
 
     /// Finalize the session (any state but closed). The first result is
     /// cached: an exact repeat returns it without a request, a different
@@ -137,16 +157,21 @@ macro_rules! forward_session_handle {
             fn receipt(&self) -> ::std::option::Option<$crate::AttachReceipt> {
                 self.inner.receipt()
             }
-            fn observe(
+            fn observe_with(
                 &self,
+                options: $crate::ObserveOptions,
             ) -> $crate::BoxFuture<'_, ::std::result::Result<$crate::Observation, $crate::SessionError>> {
-                self.inner.observe()
+                self.inner.observe_with(options)
             }
-            fn act(
+            fn act_with(
                 &self,
                 command: $crate::__json::Value,
+                options: $crate::ActOptions,
             ) -> $crate::BoxFuture<'_, ::std::result::Result<$crate::Observation, $crate::SessionError>> {
-                self.inner.act(command)
+                self.inner.act_with(command, options)
+            }
+            fn next_submission_id(&self) -> ::std::string::String {
+                self.inner.next_submission_id()
             }
             fn finalize(
                 &self,
@@ -212,6 +237,10 @@ struct Core {
     finalized: Option<(String, SessionResult)>,
     /// Default submission ids.
     counter: SubmissionCounter,
+    /// The last submission sent without an answer (transport loss,
+    /// timeout, cancellation): an `act_with` naming its id resends it
+    /// byte for byte, which the host answers idempotently.
+    unanswered: Option<CommandSubmission>,
 }
 
 /// The [`SessionHandle`] state machine over a [`SessionTransport`]. The
@@ -295,7 +324,14 @@ impl<T: SessionTransport> LifecycleHandle<T> {
             seat: binding.participant_id.clone(),
             policy,
             receipt,
-            core: Mutex::new(Core { state, binding, initial, finalized: None, counter: SubmissionCounter::default() }),
+            core: Mutex::new(Core {
+                state,
+                binding,
+                initial,
+                finalized: None,
+                counter: SubmissionCounter::default(),
+                unanswered: None,
+            }),
         }
     }
 
@@ -319,17 +355,40 @@ impl<T: SessionTransport> LifecycleHandle<T> {
         Ok(())
     }
 
-    fn next_submission(&self, command: Value) -> Result<CommandSubmission, SessionError> {
+    fn next_submission(&self, command: Value, explicit: Option<String>) -> Result<CommandSubmission, SessionError> {
         let mut core = self.lock();
         match core.state {
             HandleState::Active => {}
             HandleState::Closed => return Err(self.closed()),
             state => return Err(SessionError::InvalidState { operation: "act", state }),
         }
+        if let Some(id) = &explicit {
+            if id.trim().is_empty() {
+                return Err(SessionError::InvalidArgument("an explicit submission id must be non-blank".into()));
+            }
+            if let Some(sent) = &core.unanswered
+                && sent.submission_id.as_deref() == Some(id.as_str())
+            {
+                if sent.command.as_ref() != Some(&command) {
+                    return Err(SessionError::InvalidArgument(format!(
+                        "submission id {id:?} was already sent with a different command"
+                    )));
+                }
+                return Ok(sent.clone());
+            }
+        }
         core.initial = None;
         let tick_id = core.binding.tick_id.clone();
         let revision = core.binding.revision;
-        let submission_id = core.counter.next_id(&self.seat, &tick_id);
+        let submission_id = match explicit {
+            Some(id) => {
+                if id == core.counter.peek_id(&self.seat, &tick_id) {
+                    core.counter.next_id(&self.seat, &tick_id);
+                }
+                id
+            }
+            None => core.counter.next_id(&self.seat, &tick_id),
+        };
         Ok(CommandSubmission {
             protocol: PROTOCOL_ID.into(),
             protocol_version: PROTOCOL_VERSION.into(),
@@ -372,7 +431,7 @@ impl<T: SessionTransport> SessionHandle for LifecycleHandle<T> {
         self.receipt.clone()
     }
 
-    fn observe(&self) -> BoxFuture<'_, Result<Observation, SessionError>> {
+    fn observe_with(&self, options: ObserveOptions) -> BoxFuture<'_, Result<Observation, SessionError>> {
         Box::pin(async move {
             {
                 let mut core = self.lock();
@@ -387,19 +446,39 @@ impl<T: SessionTransport> SessionHandle for LifecycleHandle<T> {
                     return Ok(initial);
                 }
             }
-            let observation = self.transport.observe(&self.session_id).await?;
+            let observation = options.bounds().run("observe", self.transport.observe(&self.session_id)).await?;
             self.note(&observation)?;
             Ok(observation)
         })
     }
 
-    fn act(&self, command: Value) -> BoxFuture<'_, Result<Observation, SessionError>> {
+    fn act_with(&self, command: Value, options: ActOptions) -> BoxFuture<'_, Result<Observation, SessionError>> {
         Box::pin(async move {
-            let submission = self.next_submission(command)?;
-            let observation = self.transport.submit(&submission).await?;
+            let submission = self.next_submission(command, options.submission_id.clone())?;
+            let answer = options.bounds().run("act", self.transport.submit(&submission)).await;
+            {
+                // Keep a submission that may have landed for an exact resend;
+                // any answer from the host settles it.
+                let mut core = self.lock();
+                core.unanswered = match &answer {
+                    Err(e)
+                        if e.is_transient()
+                            || matches!(e, SessionError::Timeout { .. } | SessionError::Cancelled { .. }) =>
+                    {
+                        Some(submission)
+                    }
+                    _ => None,
+                };
+            }
+            let observation = answer?;
             self.note(&observation)?;
             Ok(observation)
         })
+    }
+
+    fn next_submission_id(&self) -> String {
+        let core = self.lock();
+        core.counter.peek_id(&self.seat, &core.binding.tick_id)
     }
 
     fn finalize(&self, request: FinalizeRequest) -> BoxFuture<'_, Result<SessionResult, SessionError>> {

@@ -31,6 +31,7 @@ pub mod error;
 pub mod extensions;
 pub mod handle;
 pub mod observation;
+pub mod options;
 pub mod policy;
 pub mod receipts;
 pub mod requests;
@@ -52,6 +53,7 @@ pub use handle::{
 pub use observation::{
     EpisodeIdentity, FinalizationStatus, Observation, announces_terminal, finalization, parse_tick_envelope,
 };
+pub use options::{ActOptions, ObserveOptions};
 pub use policy::{
     ControllerKind, EvaluationKind, EvidenceKind, SessionControllerIdentity, SessionPolicy, validate_controller,
 };
@@ -62,3 +64,4 @@ pub use uri::encode_uri_component;
 
 #[doc(hidden)]
 pub use gaos_json as __json;
+pub use tokio_util::sync::CancellationToken;

@@ -103,6 +103,17 @@ impl Observation {
         self.tick().get("legalActions").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
     }
 
+    /// `tick.systemActions` (empty when the host lists none): actions
+    /// outside the game's own that a driver may also choose.
+    pub fn system_actions(&self) -> &[Value] {
+        self.tick().get("systemActions").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
+    }
+
+    /// `tick.actionDefinitions`, when the host sends them.
+    pub fn action_definitions(&self) -> Option<&Value> {
+        self.tick().get("actionDefinitions").filter(|v| !v.is_null())
+    }
+
     /// The seats of the open window as the seat's view declares them
     /// (kernel spec §2.1/§2.3 `SessionView`): `participation.sequential` →
     /// `[activeSeat]`, `participation.simultaneous` → `seats`, else

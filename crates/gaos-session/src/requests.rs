@@ -128,6 +128,12 @@ impl SubmissionCounter {
         self.next += 1;
         default_submission_id(seat, tick_id, n)
     }
+
+    /// The id [`SubmissionCounter::next_id`] would return now, without using it.
+    pub fn peek_id(&self, seat: &str, tick_id: &str) -> String {
+        let n = if self.tick_id == tick_id { self.next } else { 0 };
+        default_submission_id(seat, tick_id, n)
+    }
 }
 
 #[cfg(test)]
@@ -137,7 +143,9 @@ mod tests {
     #[test]
     fn submission_counters_restart_at_each_tick_id() {
         let mut counter = SubmissionCounter::default();
+        assert_eq!(counter.peek_id("a", "s:0"), "a:s:0:0");
         assert_eq!(counter.next_id("a", "s:0"), "a:s:0:0");
+        assert_eq!(counter.peek_id("a", "s:0"), "a:s:0:1");
         assert_eq!(counter.next_id("a", "s:0"), "a:s:0:1");
         assert_eq!(counter.next_id("a", "s:1"), "a:s:1:0");
     }

@@ -14,6 +14,7 @@
 mod attach;
 mod drivers;
 mod finalize;
+mod options;
 mod play;
 mod resume;
 
@@ -37,6 +38,7 @@ pub use finalize::{
     a_finalized_sessions_actor_stops_when_its_handles_are_dropped,
     g5_one_finalize_operation_for_normal_and_evaluated_sessions, g6_exact_finalize_retries_return_identical_bytes,
 };
+pub use options::act_and_observe_options_name_the_submission_and_bound_the_call;
 pub use play::{
     a_waiting_seat_sleeps_on_the_change_feed_instead_of_polling,
     g1_same_handle_type_for_normal_guided_autonomous_watched_and_headless_play,
@@ -153,6 +155,7 @@ macro_rules! handle_gate_tests {
             a_waiting_seat_sleeps_on_the_change_feed_instead_of_polling,
             the_openai_driver_plays_a_whole_match_through_the_host,
             a_finalized_sessions_actor_stops_when_its_handles_are_dropped,
+            act_and_observe_options_name_the_submission_and_bound_the_call,
         );
     };
     (@each $start:path; $($gate:ident),* $(,)?) => {

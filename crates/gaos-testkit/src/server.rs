@@ -28,6 +28,8 @@ const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// Lines of server stderr kept for failure messages.
 const STDERR_LINES: usize = 200;
 const LISTENING_PREFIX: &str = "gaos serve: listening on ";
+/// `--listen` for a fresh port.
+const ANY_PORT: &str = "127.0.0.1:0";
 
 /// A running `gaos serve` child process, killed on drop.
 pub struct TestServer {
@@ -84,7 +86,7 @@ impl TestServer {
     /// Panics with the server's output if it does not come up.
     pub fn start(binary: impl AsRef<Path>) -> TestServer {
         let dir = TempDir::new("gaos-test-server");
-        let mut server = Self::spawn(binary.as_ref(), dir.path(), &[]);
+        let mut server = Self::spawn(binary.as_ref(), dir.path(), ANY_PORT, &[]);
         server.owned_dir = Some(dir);
         server
     }
@@ -94,7 +96,7 @@ impl TestServer {
     /// `["--test-clock", "--lease-min-ms", "100"]`); a restart keeps them.
     pub fn start_with(binary: impl AsRef<Path>, extra_args: &[&str]) -> TestServer {
         let dir = TempDir::new("gaos-test-server");
-        let mut server = Self::spawn(binary.as_ref(), dir.path(), extra_args);
+        let mut server = Self::spawn(binary.as_ref(), dir.path(), ANY_PORT, extra_args);
         server.owned_dir = Some(dir);
         server
     }
@@ -102,16 +104,16 @@ impl TestServer {
     /// Start `binary serve` on `data_dir` (kept on drop), with `extra_args`
     /// appended to `serve --data DIR --listen 127.0.0.1:0`.
     pub fn start_in(binary: impl AsRef<Path>, data_dir: &Path, extra_args: &[&str]) -> TestServer {
-        Self::spawn(binary.as_ref(), data_dir, extra_args)
+        Self::spawn(binary.as_ref(), data_dir, ANY_PORT, extra_args)
     }
 
-    fn spawn(binary: &Path, data_dir: &Path, extra_args: &[&str]) -> TestServer {
+    fn spawn(binary: &Path, data_dir: &Path, listen: &str, extra_args: &[&str]) -> TestServer {
         let mut command = Command::new(binary);
         command
             .arg("serve")
             .arg("--data")
             .arg(data_dir)
-            .args(["--listen", "127.0.0.1:0"])
+            .args(["--listen", listen])
             .args(extra_args)
             // The token must come from the data directory, where tests read it.
             .env_remove("GAOS_OPERATOR_TOKEN")
@@ -214,7 +216,21 @@ impl TestServer {
     pub fn restart(&mut self) {
         self.kill();
         let args: Vec<&str> = self.extra_args.iter().map(String::as_str).collect();
-        let mut fresh = Self::spawn(&self.binary, &self.data_dir, &args);
+        let mut fresh = Self::spawn(&self.binary, &self.data_dir, ANY_PORT, &args);
+        fresh.owned_dir = self.owned_dir.take();
+        *self = fresh;
+    }
+
+    /// Kill the server and start it again on the same data directory and
+    /// the same address, after `down` (a host restart or network drop that
+    /// clients see only as a lasting transport loss: their base URL stays
+    /// valid). For reconnect tests.
+    pub fn restart_at_same_address(&mut self, down: std::time::Duration) {
+        let address = self.base_url.trim_start_matches("http://").to_owned();
+        self.kill();
+        std::thread::sleep(down);
+        let args: Vec<&str> = self.extra_args.iter().map(String::as_str).collect();
+        let mut fresh = Self::spawn(&self.binary, &self.data_dir, &address, &args);
         fresh.owned_dir = self.owned_dir.take();
         *self = fresh;
     }

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use gaos_json::{Map, Value, canonical_json, obj};
 
-use crate::driver::{AgentDriver, Decision, DriverContext, Usage};
+use crate::driver::{AgentDriver, Decision, DriverContext, InterruptMode, InterruptOutcome, InterruptRequest, Usage};
 use crate::error::DriverError;
 use gaos_session::BoxFuture;
 
@@ -99,6 +99,8 @@ pub struct OpenAiDriver {
     http: reqwest::Client,
     /// Past decisions, each its complete message exchange.
     history: Vec<Vec<Value>>,
+    /// The prompt of an interrupt, told with the next decision.
+    interrupt_prompt: Option<String>,
 }
 
 impl std::fmt::Debug for OpenAiDriver {
@@ -137,6 +139,7 @@ impl OpenAiDriver {
             api_key,
             http,
             history: Vec::new(),
+            interrupt_prompt: None,
             config,
         })
     }
@@ -147,14 +150,19 @@ impl OpenAiDriver {
     }
 
     fn system_prompt(&self, context: &DriverContext<'_>) -> String {
-        self.config.system_prompt.clone().unwrap_or_else(|| {
+        let own = self.config.system_prompt.clone().unwrap_or_else(|| {
             format!(
                 "You play seat {:?} of a turn-based game session. Each turn you get your seat's observation \
                  and the numbered legal actions. Call the {TOOL_NAME} tool exactly once with the index of \
                  the action you choose.",
                 context.seat
             )
-        })
+        });
+        // The run's prompt adds to the driver's own, which carries the tool rules.
+        match context.system_prompt {
+            Some(run) if !run.trim().is_empty() => format!("{own}\n\n{run}"),
+            _ => own,
+        }
     }
 
     fn tool(&self, legal: &[Value]) -> Value {
@@ -273,6 +281,13 @@ fn observation_text(context: &DriverContext<'_>) -> String {
             context.legal_actions.len() - 1
         ));
     }
+    if !context.system_actions.is_empty() {
+        let listed: Vec<String> = context.system_actions.iter().map(canonical_json).collect();
+        text.push_str(&format!("\nThe host also lists these system actions: {}.", listed.join(", ")));
+    }
+    for note in context.guidance {
+        text.push_str(&format!("\nGuidance from a person watching: {note}"));
+    }
     text
 }
 
@@ -349,12 +364,27 @@ impl AgentDriver for OpenAiDriver {
 
     fn reset(&mut self) {
         self.history.clear();
+        self.interrupt_prompt = None;
+    }
+
+    /// The decision in flight is dropped before its exchange joins the
+    /// history, so the conversation so far is intact: resume, telling the
+    /// prompt with the next decision.
+    fn interrupt(&mut self, request: &InterruptRequest, in_flight: bool) -> InterruptOutcome {
+        if let Some(prompt) = &request.prompt {
+            self.interrupt_prompt = Some(prompt.clone());
+        }
+        InterruptOutcome { mode: InterruptMode::Resume, interrupted: in_flight, preserves_context: true }
     }
 
     fn act<'a>(&'a mut self, context: DriverContext<'a>) -> BoxFuture<'a, Result<Decision, DriverError>> {
         Box::pin(async move {
             let legal = context.legal_actions;
-            let mut turn: Vec<Value> = vec![obj! { "role" => "user", "content" => observation_text(&context) }.into()];
+            let mut text = observation_text(&context);
+            if let Some(prompt) = self.interrupt_prompt.take() {
+                text.push_str(&format!("\nYou were interrupted: {prompt}"));
+            }
+            let mut turn: Vec<Value> = vec![obj! { "role" => "user", "content" => text }.into()];
             let mut usage = Usage::default();
             let attempts = self.config.max_reasks.saturating_add(1);
             let mut last_problem = String::new();

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use gaos_json::{Value, canonical_json, obj};
 use gaos_runner::{
-    AgentDriver, AttachReceipt, BoxFuture, CancellationToken, Decision, DriverContext, DriverError, FinalizeRequest,
-    HandleState, Observation, Presenter, SessionBinding, SessionError, SessionHandle, SessionPolicy, SessionResult,
+    ActOptions, AgentDriver, AttachReceipt, BoxFuture, CancellationToken, Decision, DriverContext, DriverError,
+    FinalizeRequest, HandleState, Observation, ObserveOptions, Presenter, SessionBinding, SessionError, SessionHandle,
+    SessionPolicy, SessionResult,
 };
 
 /// Wraps a driver and adds a coach's note to each decision: guided play
@@ -131,12 +132,15 @@ impl SessionHandle for Counting<'_> {
     fn receipt(&self) -> Option<AttachReceipt> {
         self.inner.receipt()
     }
-    fn observe(&self) -> BoxFuture<'_, Result<Observation, SessionError>> {
+    fn observe_with(&self, options: ObserveOptions) -> BoxFuture<'_, Result<Observation, SessionError>> {
         self.observes.fetch_add(1, Ordering::SeqCst);
-        self.inner.observe()
+        self.inner.observe_with(options)
     }
-    fn act(&self, command: Value) -> BoxFuture<'_, Result<Observation, SessionError>> {
-        self.inner.act(command)
+    fn act_with(&self, command: Value, options: ActOptions) -> BoxFuture<'_, Result<Observation, SessionError>> {
+        self.inner.act_with(command, options)
+    }
+    fn next_submission_id(&self) -> String {
+        self.inner.next_submission_id()
     }
     fn finalize(&self, request: FinalizeRequest) -> BoxFuture<'_, Result<SessionResult, SessionError>> {
         self.inner.finalize(request)
