@@ -1,5 +1,5 @@
 //! `gaos replay verify` and `gaos replay inspect`: check `gaos.replay` files
-//! against the built-in games.
+//! against the command's games, or with a verifier adapter (`--adapter`).
 //!
 //! `verify` checks many files in parallel on a rayon pool of `--jobs`
 //! threads and prints one result per file, in argument order. Exit status:
@@ -14,9 +14,11 @@ use clap::Subcommand;
 use gaos_games::GameRegistry;
 use gaos_json::{Map, Value, canonical_json};
 use gaos_kernel::replay::{
-    RecordBody, ReplaySource, ReplayView, Verdict, VerifyOptions, VerifyReport, read_replay_bytes, verify_replay,
+    GameResolver, LevelContext, RecordBody, ReplaySource, ReplayView, Verdict, VerifyOptions, VerifyReport,
+    read_replay_bytes, verify_replay,
 };
 use gaos_kernel::{Game, GameRef};
+use gaos_module::{ReplayAdapter, load_replay_adapter};
 use rayon::prelude::*;
 
 /// `gaos replay ...`.
@@ -38,8 +40,10 @@ pub enum ReplayCommand {
         /// Files verified in parallel (default: available cores).
         #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
         jobs: Option<u16>,
-        /// Re-simulate with the game module FILE.mjs (repeatable): the game
-        /// it names joins (or replaces) the games verify knows.
+        /// Re-simulate with FILE.mjs (repeatable): a game module joins (or
+        /// replaces) the games verify knows; a verifier adapter in the
+        /// reference SDK's shape (`resolveReplayReducer(context)`, optional
+        /// `semanticAdapterForLevel`) re-simulates every replay given (at most one).
         #[arg(long = "adapter", value_name = "FILE")]
         adapters: Vec<PathBuf>,
         #[command(flatten)]
@@ -56,8 +60,14 @@ pub enum ReplayCommand {
 pub fn run(command: ReplayCommand, registry: &GameRegistry) -> ExitCode {
     match command {
         ReplayCommand::Verify { files, json, strict, jobs, adapters, module_limits } => {
-            match crate::modules::with_modules(registry, &adapters, &[], &module_limits) {
-                Ok(registry) => verify(&registry, &files, json, strict, jobs.map(usize::from)),
+            match verify_resolver(registry, &adapters, &module_limits) {
+                Ok((registry, adapter)) => {
+                    let resolver = match &adapter {
+                        Some(adapter) => Resolver::Adapter(adapter),
+                        None => Resolver::Registry(&registry),
+                    };
+                    verify(&resolver, &files, json, strict, jobs.map(usize::from))
+                }
                 Err(e) => {
                     eprintln!("gaos replay verify: {e}");
                     ExitCode::from(2)
@@ -68,9 +78,58 @@ pub fn run(command: ReplayCommand, registry: &GameRegistry) -> ExitCode {
     }
 }
 
-/// Resolve a replay's game among the registry's games, by adapter id first.
-fn resolver(registry: &GameRegistry) -> impl Fn(&GameRef) -> Option<Arc<dyn Game>> + Sync + '_ {
-    move |game: &GameRef| registry.by_adapter(&game.adapter.id).or_else(|| registry.get(&game.id))
+/// The registry with the `--adapter` game modules added, and the one
+/// verifier adapter (reference SDK shape) among the files, if any.
+fn verify_resolver(
+    registry: &GameRegistry,
+    adapters: &[PathBuf],
+    limits: &crate::modules::ModuleLimitArgs,
+) -> Result<(GameRegistry, Option<ReplayAdapter>), String> {
+    let mut games = Vec::new();
+    let mut verifier: Option<(PathBuf, ReplayAdapter)> = None;
+    if !adapters.is_empty() {
+        let module_limits = limits.limits()?;
+        for path in adapters {
+            let adapter = load_replay_adapter(path, &module_limits).map_err(|e| e.to_string())?;
+            if adapter.game().is_some() {
+                games.push(path.clone());
+            } else if let Some((first, _)) = &verifier {
+                return Err(format!(
+                    "{} and {} are both verifier adapters; give at most one (it re-simulates every replay)",
+                    first.display(),
+                    path.display()
+                ));
+            } else {
+                verifier = Some((path.clone(), adapter));
+            }
+        }
+    }
+    let registry = crate::modules::with_modules(registry, &games, &[], limits)?;
+    Ok((registry, verifier.map(|(_, adapter)| adapter)))
+}
+
+/// Where `verify` finds the reducers to re-simulate with.
+enum Resolver<'a> {
+    /// The replay's game among the registry's games, by adapter id first.
+    Registry(&'a GameRegistry),
+    /// A verifier adapter: it serves every replay, a reducer per level.
+    Adapter(&'a ReplayAdapter),
+}
+
+impl GameResolver for Resolver<'_> {
+    fn resolve(&self, game: &GameRef) -> Option<Arc<dyn Game>> {
+        match self {
+            Resolver::Registry(registry) => registry.by_adapter(&game.adapter.id).or_else(|| registry.get(&game.id)),
+            Resolver::Adapter(adapter) => adapter.resolve(game),
+        }
+    }
+
+    fn resolve_level(&self, game: &Arc<dyn Game>, context: &LevelContext<'_>) -> Option<Arc<dyn Game>> {
+        match self {
+            Resolver::Registry(_) => Some(Arc::clone(game)),
+            Resolver::Adapter(adapter) => adapter.resolve_level(game, context),
+        }
+    }
 }
 
 enum FileOutcome {
@@ -78,7 +137,7 @@ enum FileOutcome {
     Checked(VerifyReport),
 }
 
-fn verify(registry: &GameRegistry, files: &[PathBuf], json: bool, strict: bool, jobs: Option<usize>) -> ExitCode {
+fn verify(resolve: &Resolver<'_>, files: &[PathBuf], json: bool, strict: bool, jobs: Option<usize>) -> ExitCode {
     let pool = match rayon::ThreadPoolBuilder::new().num_threads(jobs.unwrap_or(0)).build() {
         Ok(pool) => pool,
         Err(e) => {
@@ -86,13 +145,12 @@ fn verify(registry: &GameRegistry, files: &[PathBuf], json: bool, strict: bool, 
             return ExitCode::from(2);
         }
     };
-    let resolve = resolver(registry);
     let options = VerifyOptions { strict };
     let outcomes: Vec<FileOutcome> = pool.install(|| {
         files
             .par_iter()
             .map(|path| match std::fs::read(path) {
-                Ok(bytes) => FileOutcome::Checked(verify_replay(ReplaySource::Bytes(&bytes), &resolve, &options)),
+                Ok(bytes) => FileOutcome::Checked(verify_replay(ReplaySource::Bytes(&bytes), resolve, &options)),
                 Err(e) => FileOutcome::Io(format!("cannot read {}: {e}", path.display())),
             })
             .collect()
@@ -195,8 +253,7 @@ fn inspect(registry: &GameRegistry, path: &Path) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let resolve = resolver(registry);
-    let report = verify_replay(ReplaySource::Bytes(&bytes), &resolve, &VerifyOptions::default());
+    let report = verify_replay(ReplaySource::Bytes(&bytes), &Resolver::Registry(registry), &VerifyOptions::default());
     print!("{}", inspect_text(path, &view, registry.by_adapter(&view.game.adapter.id).as_deref(), &report));
     ExitCode::SUCCESS
 }

@@ -356,3 +356,43 @@ fn kernel_bench_runs_a_module_counter_that_replaces_the_built_in_one_with_a_noti
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--module-call-ms"));
 }
+
+#[test]
+fn replay_verify_takes_a_verifier_adapter_in_the_reference_shape() {
+    let bids = fixture("bids.mjs");
+    let verifier = fixture("bids-verifier.mjs");
+    let dir = TempDir::new("gaos-module-verifier");
+    let replay = dir.path().join("bids.gaos-replay.jsonl");
+    let output = Command::new(GAOS)
+        .args(["play", "--game", text(&bids), "--seed", "5", "--out", text(&replay)])
+        .output()
+        .expect("gaos play runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+
+    // No adapter: the game is unknown to verify, so the replay is unverifiable.
+    let (report, code) = verify(&replay, None);
+    assert_eq!(report["verdict"], json!("unverifiable"), "{report}");
+    assert_eq!(code, 3);
+    // The verifier adapter (resolveReplayReducer + semanticAdapterForLevel) re-simulates it.
+    let (report, code) = verify(&replay, Some(&verifier));
+    assert_eq!(report["verdict"], json!("accepted-unsigned"), "{report}");
+    assert_eq!(code, 0);
+
+    // A tampered replay is rejected by the adapter's reducer, not waved through.
+    let original = std::fs::read_to_string(&replay).expect("replay");
+    let tampered_path = dir.path().join("tampered.gaos-replay.jsonl");
+    let tampered = original.replacen("\"actionsUsed\":6", "\"actionsUsed\":7", 1);
+    assert_ne!(tampered, original, "the replay records the level's actions to tamper with");
+    std::fs::write(&tampered_path, tampered).expect("write");
+    let (report, code) = verify(&tampered_path, Some(&verifier));
+    assert_ne!(report["verdict"], json!("accepted-unsigned"), "{report}");
+    assert_eq!(code, 1);
+
+    // Two verifier adapters would both claim every replay: refused as usage.
+    let output = Command::new(GAOS)
+        .args(["replay", "verify", "--adapter", text(&verifier), "--adapter", text(&verifier), text(&replay)])
+        .output()
+        .expect("gaos replay verify runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("give at most one"), "{output:?}");
+}
