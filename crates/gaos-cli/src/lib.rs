@@ -4,17 +4,8 @@
 //!
 //! ```no_run
 //! use std::process::ExitCode;
-//! # struct MyGame;
-//! # impl gaos_kernel::Game for MyGame {
-//! #     fn game_ref(&self) -> gaos_kernel::GameRef { gaos_kernel::GameRef::conventional("my/game") }
-//! #     fn description(&self) -> &str { "" }
-//! #     fn seats(&self) -> Vec<String> { vec![] }
-//! #     fn levels(&self) -> Vec<gaos_kernel::LevelSpec> { vec![] }
-//! #     fn reducer(&self) -> gaos_kernel::DynReducer { unimplemented!() }
-//! #     fn command_to_action(&self, _: &gaos_json::Value, _: &gaos_kernel::CommandContext<'_>)
-//! #         -> Result<gaos_kernel::SubmittedAction, gaos_kernel::GameError> { unimplemented!() }
-//! #     fn legal_actions(&self, _: &gaos_json::Value, _: &str) -> Vec<gaos_json::Value> { vec![] }
-//! # }
+//! // Any type implementing `gaos_kernel::Game`; examples/duel is a complete one.
+//! # use gaos_games::sealed::SealedGame as MyGame;
 //!
 //! fn main() -> ExitCode {
 //!     gaos_cli::App::new().game(MyGame).run()

@@ -4,9 +4,9 @@
 //! pipefail` with the built `gaos` on the PATH.
 
 use std::path::Path;
-use std::process::Command;
+use std::time::Duration;
 
-use gaos_testkit::readme::{fenced_blocks, repo_file, sh_blocks};
+use gaos_testkit::readme::{fenced_blocks, repo_file, run_bash, sh_blocks};
 use gaos_testkit::server::TempDir;
 
 #[test]
@@ -22,12 +22,9 @@ fn the_game_module_guide_example_plays_and_verifies() {
     std::fs::write(dir.path().join("duel.mjs"), &module).expect("write the module");
     let binary = Path::new(env!("CARGO_BIN_EXE_gaos"));
     let path = format!("{}:{}", binary.parent().expect("bin dir").display(), std::env::var("PATH").unwrap_or_default());
-    let output = Command::new("bash")
-        .args(["--noprofile", "--norc", "-euo", "pipefail", "-c", &script.join("\n")])
-        .current_dir(dir.path())
-        .env("PATH", path)
-        .output()
-        .expect("bash runs");
+    let output = run_bash(&script.join("\n"), Duration::from_secs(120), |bash| {
+        bash.current_dir(dir.path()).env("PATH", path);
+    });
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "the guide's example failed:\n{stdout}\n{stderr}");

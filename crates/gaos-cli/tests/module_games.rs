@@ -20,6 +20,11 @@ fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/modules").join(name)
 }
 
+/// The JS port of conformance/counter (the one BENCHMARKS.md measures).
+fn counter_port() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance/modules/counter.mjs")
+}
+
 fn text(path: &Path) -> &str {
     path.to_str().expect("a UTF-8 path")
 }
@@ -329,7 +334,7 @@ fn a_benchmark_naming_a_module_runs_records_its_digest_per_episode_and_verifies(
 #[test]
 fn kernel_bench_runs_a_module_counter_that_replaces_the_built_in_one_with_a_notice() {
     let output = Command::new(GAOS)
-        .args(["kernel-bench", "--transitions", "30", "--json", "--game-module", text(&fixture("counter.mjs"))])
+        .args(["kernel-bench", "--transitions", "30", "--json", "--game-module", text(&counter_port())])
         .output()
         .expect("gaos kernel-bench");
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -342,15 +347,7 @@ fn kernel_bench_runs_a_module_counter_that_replaces_the_built_in_one_with_a_noti
     assert_eq!(report["transitions"], json!(30), "{report}");
 
     let refused = Command::new(GAOS)
-        .args([
-            "kernel-bench",
-            "--transitions",
-            "3",
-            "--game-module",
-            text(&fixture("counter.mjs")),
-            "--module-call-ms",
-            "0",
-        ])
+        .args(["kernel-bench", "--transitions", "3", "--game-module", text(&counter_port()), "--module-call-ms", "0"])
         .output()
         .expect("gaos kernel-bench");
     assert!(!refused.status.success());

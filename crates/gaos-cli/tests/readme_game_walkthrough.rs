@@ -13,10 +13,10 @@
 //! already compiled).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::{Duration, Instant};
 
-use gaos_testkit::readme::{readme, repo_root, section, sh_blocks};
+use std::time::Duration;
+
+use gaos_testkit::readme::{readme, repo_root, run_bash, section, sh_blocks};
 use gaos_testkit::server::TempDir;
 
 const START_MARK: &str = "<!-- game walkthrough -->";
@@ -45,26 +45,13 @@ fn the_write_your_own_game_walkthrough_runs_as_pasted_and_verifies_its_match() {
     let scratch = TempDir::new("gaos-game-walkthrough");
     let checkout = scratch.path().join("gaos-rs");
     std::os::unix::fs::symlink(repo_root(), &checkout).expect("symlink the checkout into the scratch dir");
-    let mut child = Command::new("bash")
-        .args(["--noprofile", "--norc", "-euo", "pipefail", "-c"])
-        .arg(format!("cd {:?}\n{script}", checkout))
-        .env("CARGO_TARGET_DIR", target_dir())
-        .env("CARGO_NET_OFFLINE", "true")
-        .env_remove("CARGO_MANIFEST_DIR")
-        .env_remove("RUSTFLAGS")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("bash runs");
-    let deadline = Instant::now() + WALKTHROUGH_TIMEOUT;
-    while child.try_wait().expect("wait for bash").is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the game walkthrough did not finish within {WALKTHROUGH_TIMEOUT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    let output = child.wait_with_output().expect("bash output");
+    let script_in_checkout = format!("cd {:?}\n{script}", checkout);
+    let output = run_bash(&script_in_checkout, WALKTHROUGH_TIMEOUT, |bash| {
+        bash.env("CARGO_TARGET_DIR", target_dir())
+            .env("CARGO_NET_OFFLINE", "true")
+            .env_remove("CARGO_MANIFEST_DIR")
+            .env_remove("RUSTFLAGS");
+    });
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(

@@ -12,10 +12,10 @@
 //! on a free port, handed to the walkthrough as `GAOS_HOST`.
 
 use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
 
-use gaos_testkit::readme::{readme, section, sh_blocks};
+use std::time::Duration;
+
+use gaos_testkit::readme::{readme, run_bash, section, sh_blocks};
 use gaos_testkit::server::{TempDir, TestServer};
 
 /// The README's server-start command, which this test replaces with its own server.
@@ -54,26 +54,13 @@ fn the_readme_walkthrough_runs_as_pasted_and_ends_with_a_verified_replay() {
 
     // A fresh shell: only PATH, HOME and the test's host; no inherited
     // GAOS_* variables (the README must set what it uses).
-    let mut child = Command::new("bash")
-        .args(["--noprofile", "--norc", "-euo", "pipefail", "-c", &script])
-        .current_dir(shell_dir.path())
-        .env_clear()
-        .env("PATH", &path)
-        .env("HOME", shell_dir.path())
-        .env("GAOS_HOST", server.base_url())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("bash runs");
-    let deadline = Instant::now() + WALKTHROUGH_TIMEOUT;
-    while child.try_wait().expect("wait for bash").is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the walkthrough did not finish within {WALKTHROUGH_TIMEOUT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let output = child.wait_with_output().expect("bash output");
+    let output = run_bash(&script, WALKTHROUGH_TIMEOUT, |bash| {
+        bash.current_dir(shell_dir.path())
+            .env_clear()
+            .env("PATH", &path)
+            .env("HOME", shell_dir.path())
+            .env("GAOS_HOST", server.base_url());
+    });
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(

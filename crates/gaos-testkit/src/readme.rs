@@ -52,3 +52,27 @@ pub fn section<'a>(readme: &'a str, start_mark: &str, end_mark: &str) -> &'a str
     let end = readme[start..].find(end_mark).unwrap_or_else(|| panic!("the README ends that section with {end_mark}"));
     &readme[start..start + end]
 }
+
+/// Run `script` in one `bash --noprofile --norc -euo pipefail` (as a reader
+/// pasting the blocks would), with the environment and working directory
+/// `configure` sets; kill it and panic if it runs past `timeout`.
+pub fn run_bash(
+    script: &str,
+    timeout: std::time::Duration,
+    configure: impl FnOnce(&mut std::process::Command),
+) -> std::process::Output {
+    let mut command = std::process::Command::new("bash");
+    command.args(["--noprofile", "--norc", "-euo", "pipefail", "-c", script]);
+    configure(&mut command);
+    let mut child =
+        command.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().expect("bash runs");
+    let deadline = std::time::Instant::now() + timeout;
+    while child.try_wait().expect("wait for bash").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the script did not finish within {timeout:?}:\n{script}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().expect("bash output")
+}
