@@ -161,9 +161,7 @@ impl LevelGame {
     }
 
     fn mapped(&self, function: HostFn, args: &[Arg<'_>]) -> Result<SubmittedAction, GameError> {
-        let text = self.core.call_at(self.level.as_deref(), function, args)?;
-        let value = gaos_json::parse(&text)
-            .map_err(|e| GameError::new(format!("{} returned invalid JSON: {e}", function.export())))?;
+        let value = self.core.call_value(self.level.as_deref(), function, args)?;
         action_from_value(value).map_err(|e| {
             GameError::new(format!("{} of {} must return a SubmittedAction: {e}", function.export(), self.core.label))
         })

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use rquickjs::function::Args;
 use rquickjs::{Array, Context, Ctx, Function, Module, Object, Runtime, Value};
 
+use crate::crossing::DomainReader;
 use crate::error::ModuleError;
 use crate::sources::Sources;
 use crate::{ModuleLimits, PRELUDE};
@@ -62,6 +63,17 @@ impl HostFn {
         }
     }
 
+    /// How the host reads the function's answer.
+    fn reading(self) -> Reading {
+        match self {
+            HostFn::Init | HostFn::Advance => Reading::Derived,
+            HostFn::Command => Reading::Value("command"),
+            HostFn::Timeout => Reading::Value("timeout"),
+            HostFn::Legal => Reading::Value("legal"),
+            HostFn::ViewFor | HostFn::Validate => Reading::Text,
+        }
+    }
+
     /// The module's export the call runs, for messages.
     pub(crate) fn export(self) -> &'static str {
         match self {
@@ -75,6 +87,34 @@ impl HostFn {
         }
     }
 }
+
+/// How a host function answers (see `prelude.js`).
+#[derive(Debug, Clone, Copy)]
+enum Reading {
+    /// A string: a refusal reason, or a view as JSON text.
+    Text,
+    /// A mapper's result as it is; the name is its `explain` slot.
+    Value(&'static str),
+    /// `[stateText, view, replayMetrics, ...viewFor]`.
+    Derived,
+}
+
+/// A host function's answer, read out of the engine.
+#[derive(Debug)]
+pub(crate) enum Answer {
+    Text(String),
+    Value(gaos_json::Value),
+    /// The state as JSON text and each derived part (view, replayMetrics,
+    /// viewFor per seat): its value, or why it is not in the value domain.
+    Derived {
+        state: String,
+        parts: Vec<Result<gaos_json::Value, String>>,
+    },
+}
+
+/// Indices of the explain functions after `HostFn::ALL` in the bound list.
+const EXPLAIN: usize = HostFn::ALL.len();
+const EXPLAIN_PART: usize = HostFn::ALL.len() + 1;
 
 /// One argument of a host function.
 #[derive(Debug, Clone, Copy)]
@@ -240,6 +280,8 @@ impl Engine {
                 let log = Function::new(ctx.clone(), move |level: String, text: String| guard.console(&level, &text))?;
                 let prelude: Function = ctx.eval_with_options(PRELUDE, prelude_options())?;
                 let entry_points: Object = prelude.call((log,))?;
+                let prototypes: Vec<Object> = entry_points.get("prototypes")?;
+                store(&ctx, prototypes)?;
                 let module = Module::declare(ctx.clone(), sources.entry_name(), source.as_bytes())?;
                 let (module, promise) = module.eval()?;
                 promise.finish::<()>()?;
@@ -337,17 +379,23 @@ impl Engine {
     }
 
     /// Run one host function under the time limit.
-    pub(crate) fn call(&mut self, function: HostFn, args: &[Arg<'_>]) -> Result<String, CallFailure> {
+    pub(crate) fn call(&mut self, function: HostFn, args: &[Arg<'_>]) -> Result<Answer, CallFailure> {
         if !self.bound {
             return Err(CallFailure::Module("no reducer is bound for this level".into()));
         }
         let index = HostFn::ALL.iter().position(|f| *f == function).expect("every host function is listed");
         self.guard.arm(self.limits.call_time_limit, function.export());
         let result = self.context.with(|ctx| {
-            let run = || -> rquickjs::Result<String> {
-                let f: Function = ctx
+            let run = || -> rquickjs::Result<Result<Answer, String>> {
+                let (f, explain) = ctx
                     .userdata::<Vec<Function>>()
-                    .map(|fns| fns[index].clone())
+                    .map(|fns| {
+                        (
+                            fns[index].clone(),
+                            fns[if matches!(function.reading(), Reading::Derived) { EXPLAIN_PART } else { EXPLAIN }]
+                                .clone(),
+                        )
+                    })
                     .ok_or_else(|| rquickjs::Error::new_from_js("module", "bound game"))?;
                 let mut js_args = Args::new(ctx.clone(), args.len());
                 for arg in args {
@@ -356,9 +404,10 @@ impl Engine {
                         Arg::Number(x) => js_args.push_arg(x)?,
                     }
                 }
-                js_args.apply::<String>(&f)
+                let answer: Value = js_args.apply(&f)?;
+                read_answer(&ctx, function, answer, &explain)
             };
-            run().map_err(|e| exception_message(&ctx, e).0)
+            run().unwrap_or_else(|e| Err(exception_message(&ctx, e).0))
         });
         self.drain_jobs();
         self.guard.disarm();
@@ -413,9 +462,62 @@ struct LoadFailure {
 /// Keep the host functions of `host` (in `HostFn::ALL` order) in the
 /// context's userdata, replacing any bound before.
 fn bind_host<'js>(ctx: &Ctx<'js>, host: &Object<'js>) -> rquickjs::Result<()> {
-    let fns =
+    let mut fns =
         HostFn::ALL.iter().map(|f| host.get::<_, Function>(f.property())).collect::<rquickjs::Result<Vec<_>>>()?;
+    fns.push(host.get("explain")?);
+    fns.push(host.get("explainPart")?);
     store(ctx, fns)
+}
+
+/// Read `answer` as `function` answers (`Err`: the module's failure, as a
+/// message). A value the reader is not certain of goes to the prelude's
+/// `explain`, which answers its JSON text or throws the exact problem.
+fn read_answer<'js>(
+    ctx: &Ctx<'js>,
+    function: HostFn,
+    answer: Value<'js>,
+    explain: &Function<'js>,
+) -> rquickjs::Result<Result<Answer, String>> {
+    let prototypes = ctx
+        .userdata::<Vec<Object>>()
+        .map(|p| DomainReader::new(&p[0], &p[1]))
+        .ok_or_else(|| rquickjs::Error::new_from_js("module", "intrinsic prototypes"))?;
+    match function.reading() {
+        Reading::Text => Ok(Ok(Answer::Text(answer.get()?))),
+        Reading::Value(slot) => Ok(match prototypes.read(&answer) {
+            Some(value) => Ok(Answer::Value(value)),
+            None => {
+                let text: String = explain.call((slot, answer))?;
+                gaos_json::parse(&text)
+                    .map(Answer::Value)
+                    .map_err(|e| format!("{} returned invalid JSON: {e}", function.export()))
+            }
+        }),
+        Reading::Derived => {
+            let list: Array = answer.get()?;
+            let state: String = list.get(0)?;
+            let mut parts = Vec::with_capacity(list.len().saturating_sub(1));
+            for i in 1..list.len() {
+                let part: Value = list.get(i)?;
+                parts.push(match prototypes.read(&part) {
+                    Some(value) => Ok(value),
+                    None => read_view(&explain.call::<_, String>((i - 1, part))?),
+                });
+            }
+            Ok(Ok(Answer::Derived { state, parts }))
+        }
+    }
+}
+
+/// A derived part as the prelude explains it: JSON text, or `!` and the
+/// reason it is not a JSON value (the kernel's `invalid_view`).
+pub(crate) fn read_view(part: &str) -> Result<gaos_json::Value, String> {
+    match part.strip_prefix('!') {
+        Some(problem) => Err(problem.to_owned()),
+        // The prelude checked the value domain; this parse cannot fail on
+        // its output, but a message beats a panic.
+        None => gaos_json::parse(part).map_err(|e| format!("the view is not JSON the kernel accepts: {e}")),
+    }
 }
 
 fn store<'js, U>(ctx: &Ctx<'js>, data: U) -> rquickjs::Result<()>

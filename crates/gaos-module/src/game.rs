@@ -10,7 +10,7 @@ use gaos_kernel::{
 };
 
 use crate::ModuleLimits;
-use crate::engine::{Arg, Binding, CallFailure, Engine, HostFn};
+use crate::engine::{Answer, Arg, Binding, CallFailure, Engine, HostFn};
 use crate::error::ModuleError;
 use crate::pool::Pool;
 use crate::reducer::{ModuleReducer, ReducerMeta};
@@ -81,15 +81,11 @@ pub(crate) struct ModuleCore {
 }
 
 impl ModuleCore {
-    /// One host call, with limit failures worded for the game author.
-    pub(crate) fn call(&self, function: HostFn, args: &[Arg<'_>]) -> Result<String, GameError> {
-        self.call_at(None, function, args)
-    }
-
-    /// A host call for one level of a verifier adapter (`level`: the level
+    /// One host call, with limit failures worded for the game author: a
+    /// host call for one level of a verifier adapter (`level`: the level
     /// context as JSON text), binding that level's reducer in the engine
     /// first when the engine last served another level.
-    pub(crate) fn call_at(&self, level: Option<&str>, function: HostFn, args: &[Arg<'_>]) -> Result<String, GameError> {
+    pub(crate) fn call_at(&self, level: Option<&str>, function: HostFn, args: &[Arg<'_>]) -> Result<Answer, GameError> {
         self.pool
             .run(|engine| {
                 if let Some(context) = level
@@ -100,6 +96,55 @@ impl ModuleCore {
                 engine.call(function, args)
             })
             .map_err(|failure| self.failure(function, failure))
+    }
+
+    /// A mapper's result (`commandToAction`, `timeoutToAction`, `legalActions`).
+    pub(crate) fn call_value(
+        &self,
+        level: Option<&str>,
+        function: HostFn,
+        args: &[Arg<'_>],
+    ) -> Result<Value, GameError> {
+        match self.call_at(level, function, args)? {
+            Answer::Value(value) => Ok(value),
+            other => Err(self.misread(function, &other)),
+        }
+    }
+
+    /// A text answer (a refusal reason, a view as JSON text).
+    pub(crate) fn call_text(
+        &self,
+        level: Option<&str>,
+        function: HostFn,
+        args: &[Arg<'_>],
+    ) -> Result<String, GameError> {
+        match self.call_at(level, function, args)? {
+            Answer::Text(text) => Ok(text),
+            other => Err(self.misread(function, &other)),
+        }
+    }
+
+    /// A new state and what is derived from it (`init`, `advance`).
+    pub(crate) fn call_derived(
+        &self,
+        level: Option<&str>,
+        function: HostFn,
+        args: &[Arg<'_>],
+    ) -> Result<(String, Vec<Result<Value, String>>), GameError> {
+        match self.call_at(level, function, args)? {
+            Answer::Derived { state, parts } => Ok((state, parts)),
+            other => Err(self.misread(function, &other)),
+        }
+    }
+
+    /// An answer of another shape than the function's: a defect of this
+    /// crate (engine and callers disagree), reported instead of a panic.
+    fn misread(&self, function: HostFn, answer: &Answer) -> GameError {
+        GameError::new(format!(
+            "{} of {}: the engine answered {answer:?}, not what this call reads",
+            function.export(),
+            self.label
+        ))
     }
 
     pub(crate) fn failure(&self, function: HostFn, failure: CallFailure) -> GameError {
@@ -161,9 +206,7 @@ impl ModuleGame {
         &self.core.identity
     }
 
-    pub(crate) fn mapped_action(&self, function: HostFn, text: &str) -> Result<SubmittedAction, GameError> {
-        let value = gaos_json::parse(text)
-            .map_err(|e| GameError::new(format!("{} returned invalid JSON: {e}", function.export())))?;
+    pub(crate) fn mapped_action(&self, function: HostFn, value: Value) -> Result<SubmittedAction, GameError> {
         action_from_value(value).map_err(|e| {
             GameError::new(format!(
                 "{} of {} must return a SubmittedAction ({{id, index?, payload?, ...}}): {e}",
@@ -258,8 +301,8 @@ impl Game for ModuleGame {
 
     fn command_to_action(&self, command: &Value, ctx: &CommandContext<'_>) -> Result<SubmittedAction, GameError> {
         let command = command.to_string();
-        let text = self.core.call(HostFn::Command, &command_args(&command, ctx))?;
-        self.mapped_action(HostFn::Command, &text)
+        let value = self.core.call_value(None, HostFn::Command, &command_args(&command, ctx))?;
+        self.mapped_action(HostFn::Command, value)
     }
 
     fn has_timeout_mapper(&self) -> bool {
@@ -278,8 +321,8 @@ impl Game for ModuleGame {
         let timeout = timeout.to_value().to_string();
         Some(
             self.core
-                .call(HostFn::Timeout, &[Arg::Text(&ctx), Arg::Text(&timeout)])
-                .and_then(|text| self.mapped_action(HostFn::Timeout, &text)),
+                .call_value(None, HostFn::Timeout, &[Arg::Text(&ctx), Arg::Text(&timeout)])
+                .and_then(|value| self.mapped_action(HostFn::Timeout, value)),
         )
     }
 
@@ -288,18 +331,16 @@ impl Game for ModuleGame {
             return Vec::new();
         }
         let view = view.to_string();
-        let listed =
-            self.core.call(HostFn::Legal, &[Arg::Text(&view), Arg::Text(seat)]).and_then(
-                |text| match gaos_json::parse(&text) {
-                    Ok(Value::Array(commands)) => Ok(commands),
-                    Ok(other) => Err(GameError::new(format!(
-                        "legalActions(view, seat) of {} must return an array of commands, not {}",
-                        self.meta.game_ref.id,
-                        other.type_name()
-                    ))),
-                    Err(e) => Err(GameError::new(format!("legalActions returned invalid JSON: {e}"))),
-                },
-            );
+        let listed = self.core.call_value(None, HostFn::Legal, &[Arg::Text(&view), Arg::Text(seat)]).and_then(
+            |value| match value {
+                Value::Array(commands) => Ok(commands),
+                other => Err(GameError::new(format!(
+                    "legalActions(view, seat) of {} must return an array of commands, not {}",
+                    self.meta.game_ref.id,
+                    other.type_name()
+                ))),
+            },
+        );
         // Legal actions are advice for agents; a failing enumerator means
         // "no enumerated moves", and the author sees why in the log.
         listed.unwrap_or_else(|e| {

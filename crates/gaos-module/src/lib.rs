@@ -28,6 +28,7 @@
 //! Identity: see [`ModuleIdentity`] for the exact digest construction.
 
 mod adapter;
+mod crossing;
 mod engine;
 mod error;
 mod game;

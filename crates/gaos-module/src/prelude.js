@@ -570,32 +570,25 @@
     const metricsLabel = `replayMetrics(state) of ${gameId}`;
     const seatCalls = seats.map((seat) => `viewFor(state, ${stringify(seat)})`);
     const seatLabels = seatCalls.map((what) => `${what} of ${gameId}`);
-    // The state as text, then everything the kernel derives from it: view,
-    // replayMetrics (or null), then viewFor per seat. Usually all of them
-    // are in the value domain and travel as one JSON array on the second
-    // line, marked "*" (one stringify instead of one per part). Otherwise
-    // each part gets its own line, a refused one marked "!" with the
-    // problem (JSON.stringify never writes a raw newline, and JSON text
-    // never starts with "*" or "!").
+    // The state as JSON text, then everything the kernel derives from it:
+    // view, replayMetrics (or null), then viewFor per seat, as the values
+    // themselves. The host reads each value straight out of the engine and
+    // asks `explainPart` only about one it cannot read as certainly in the
+    // value domain. The state text is fixed before the views run, so a view
+    // that mutates the state cannot change what is stored.
     const derive = (state, stateLabel) => {
-      const stateText = encodeState(state, stateLabel);
-      const parts = [call("view(state)", r.view, [state])];
-      parts.push(r.replayMetrics !== undefined ? call("replayMetrics(state)", r.replayMetrics, [state]) : null);
+      const out = [encodeState(state, stateLabel), call("view(state)", r.view, [state])];
+      out.push(r.replayMetrics !== undefined ? call("replayMetrics(state)", r.replayMetrics, [state]) : null);
       if (r.viewFor !== undefined) {
-        for (let i = 0; i < seats.length; i++) parts.push(call(seatCalls[i], r.viewFor, [state, seats[i]]));
+        for (let i = 0; i < seats.length; i++) out.push(call(seatCalls[i], r.viewFor, [state, seats[i]]));
       }
-      let inDomain = true;
-      for (let i = 0; i < parts.length && inDomain; i++) inDomain = plain(parts[i], false, 0);
-      if (inDomain) {
-        const text = stringify(parts);
-        if (textIsWellFormed(text)) return stateText + "\n*" + text;
-      }
-      let out = stateText + "\n" + encodeView(parts[0], viewLabel);
-      out += "\n" + (r.replayMetrics !== undefined ? encodeView(parts[1], metricsLabel) : "null");
-      for (let i = 2; i < parts.length; i++) out += "\n" + encodeView(parts[i], seatLabels[i - 2]);
       return out;
     };
+    // Derived part `i` (0: view, 1: replayMetrics, 2...: viewFor per seat)
+    // as JSON text, or "!" and the problem (JSON text never starts with "!").
+    const partLabels = [viewLabel, metricsLabel, ...seatLabels];
     return {
+      explainPart: (i, value) => encodeView(value, partLabels[i]),
       init(levelText, seed) {
         resetLog();
         const init = call("init(level, seed)", r.init, [parse(levelText), seed]);
@@ -626,6 +619,16 @@
       },
     };
   }
+  // `explain(which, value)`: a mapper's result as JSON text, or a HostError
+  // naming the mapper and the first part outside the value domain.
+  function explainer(owner) {
+    const labels = {
+      command: `commandToAction(command, ctx) of ${owner} returned a value that`,
+      timeout: `timeoutToAction(ctx, timeout) of ${owner} returned a value that`,
+      legal: `legalActions(view, seat) of ${owner} returned a value that`,
+    };
+    return (which, value) => encode(value, labels[which]);
+  }
   function bind(ns, file) {
     if (!hasOwn.call(ns, "default")) {
       throw shapeError(`the module has no default export (game-module.md §1: \`export default { game, seats, levels, reducer, commandToAction, ... }\`)`);
@@ -633,18 +636,16 @@
     const m = readShape(ns.default, "export default");
     const gameId = m.meta.game.id;
     const host = reducerHost(gameId, m.reducer, m.meta.seats);
-    const mapper = (what, f) => {
-      const label = `${what} of ${gameId} returned a value that`;
-      return (args) => {
-        resetLog();
-        let out;
-        try {
-          out = apply(f, m.def, args);
-        } catch (e) {
-          throw new HostError(`${what} of ${gameId} threw ${describe(e)}`);
-        }
-        return encode(out, label);
-      };
+    // A mapper answers its result as it is; the host reads it straight out
+    // of the engine and calls `explain` only for one it cannot read as
+    // certainly in the value domain (which throws the exact problem).
+    const mapper = (what, f) => (args) => {
+      resetLog();
+      try {
+        return apply(f, m.def, args);
+      } catch (e) {
+        throw new HostError(`${what} of ${gameId} threw ${describe(e)}`);
+      }
     };
     const command = mapper("commandToAction(command, ctx)", m.commandToAction);
     const timeout = mapper("timeoutToAction(ctx, timeout)", m.timeoutToAction);
@@ -654,6 +655,7 @@
       command([parse(commandText), { sessionId, participantId, submissionId, cursor, tick }]);
     host.timeout = (ctxText, timeoutText) => timeout([parse(ctxText), parse(timeoutText)]);
     host.legal = (viewText, seat) => legal([parse(viewText), seat]);
+    host.explain = explainer(gameId);
     return [stringify(m.meta), host];
   }
 
@@ -693,25 +695,26 @@
         }
         const mapped = (what, f, args) => {
           resetLog();
-          let out;
           try {
-            out = apply(f, adapter, args);
+            return apply(f, adapter, args);
           } catch (e) {
             throw new HostError(`${what} of ${file} threw ${describe(e)}`);
           }
-          return encode(out, `${what} of ${file} returned a value that`);
         };
         const c2a = typeof adapter.commandToAction === "function" ? adapter.commandToAction : undefined;
         const t2a = typeof adapter.timeoutToAction === "function" ? adapter.timeoutToAction : undefined;
         host.command = (commandText, sessionId, participantId, submissionId, cursor, tick) =>
           mapped("commandToAction(command, ctx)", c2a, [parse(commandText), { sessionId, participantId, submissionId, cursor, tick }]);
         host.timeout = (ctxText, timeoutText) => mapped("timeoutToAction(ctx, timeout)", t2a, [parse(ctxText), parse(timeoutText)]);
-        host.legal = () => "[]";
+        host.legal = () => [];
+        host.explain = explainer(file);
         const meta = { reducer: r.meta, hasCommandToAction: c2a !== undefined, hasTimeoutToAction: t2a !== undefined };
         return [stringify(meta), host];
       },
     };
   }
 
-  return { bind, bindAdapter, isShapeError: (e) => e instanceof HostError && e.shape === true };
+  // The intrinsic prototypes as this prelude captured them: the host's
+  // reader of the value domain accepts exactly the objects `plain` does.
+  return { bind, bindAdapter, isShapeError: (e) => e instanceof HostError && e.shape === true, prototypes: [ObjectProto, ArrayProto] };
 })

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use gaos_json::Value;
 use gaos_kernel::{GameError, ReplayMetrics, SubmittedAction, TickReducer};
 
-use crate::engine::{Arg, HostFn};
+use crate::engine::{Arg, HostFn, read_view};
 use crate::game::ModuleCore;
 
 /// Which optional reducer functions the module has.
@@ -79,32 +79,27 @@ impl ModuleReducer {
         ModuleReducer { core, meta, seats, level }
     }
 
-    fn call(&self, function: HostFn, args: &[Arg<'_>]) -> Result<String, GameError> {
-        self.core.call_at(self.level.as_deref(), function, args)
+    fn level(&self) -> Option<&str> {
+        self.level.as_deref()
     }
 
-    fn derived(&self, function: HostFn, text: &str) -> Result<ModuleState, GameError> {
+    /// A state and its derived parts as the engine answered them: view,
+    /// replayMetrics (null without one), then viewFor per declared seat.
+    fn derived(
+        &self,
+        function: HostFn,
+        state: String,
+        parts: Vec<Result<Value, String>>,
+    ) -> Result<ModuleState, GameError> {
         let bad = |what: &str| GameError::new(format!("{} of {}: {what}", function.export(), self.core.label));
-        let mut parts = text.split('\n');
-        let state = parts.next().ok_or_else(|| bad("no state came back"))?;
-        let derived: Vec<Result<Value, String>> = match parts.next() {
-            // Every part in the domain: one array.
-            Some(line) if line.starts_with('*') => match read_view(&line[1..]) {
-                Ok(Value::Array(items)) => items.into_iter().map(Ok).collect(),
-                Ok(_) => return Err(bad("the derived views did not come back as an array")),
-                Err(problem) => return Err(bad(&problem)),
-            },
-            Some(line) => std::iter::once(line).chain(parts).map(read_view).collect(),
-            None => return Err(bad("no view came back")),
-        };
-        let mut derived = derived.into_iter();
-        let view = derived.next().ok_or_else(|| bad("no view came back"))?;
-        let metrics = match derived.next().ok_or_else(|| bad("no replayMetrics came back"))? {
+        let mut parts = parts.into_iter();
+        let view = parts.next().ok_or_else(|| bad("no view came back"))?;
+        let metrics = match parts.next().ok_or_else(|| bad("no replayMetrics came back"))? {
             Ok(Value::Null) => Ok(None),
             Ok(metrics) => self.actions_used(&metrics).map(Some),
             Err(problem) => Err(problem),
         };
-        let seat_views: Vec<Result<Value, String>> = derived.collect();
+        let seat_views: Vec<Result<Value, String>> = parts.collect();
         if self.meta.has_view_for && seat_views.len() != self.seats.len() {
             return Err(bad("a view per seat did not come back"));
         }
@@ -126,17 +121,6 @@ impl ModuleReducer {
     }
 }
 
-/// One view part of an engine answer: JSON text, or `!` and the reason the
-/// module's view is not a JSON value.
-fn read_view(part: &str) -> Result<Value, String> {
-    match part.strip_prefix('!') {
-        Some(problem) => Err(problem.to_owned()),
-        // The prelude checked the value domain; this parse cannot fail on
-        // its output, but a message beats a panic.
-        None => gaos_json::parse(part).map_err(|e| format!("the view is not JSON the kernel accepts: {e}")),
-    }
-}
-
 impl ModuleReducer {
     fn seat_view(&self, state: &ModuleState, seat: &str) -> Result<Value, String> {
         if !self.meta.has_view_for {
@@ -146,7 +130,10 @@ impl ModuleReducer {
             return state.0.seat_views[i].clone();
         }
         // A seat the module does not declare (a host may declare others).
-        let text = self.call(HostFn::ViewFor, &[Arg::Text(state.json()), Arg::Text(seat)]).map_err(|e| e.message)?;
+        let text = self
+            .core
+            .call_text(self.level(), HostFn::ViewFor, &[Arg::Text(state.json()), Arg::Text(seat)])
+            .map_err(|e| e.message)?;
         read_view(&text)
     }
 }
@@ -168,14 +155,16 @@ impl TickReducer for ModuleReducer {
 
     fn init(&self, level: &Value, seed: u32) -> Result<ModuleState, GameError> {
         let level = level.to_string();
-        let text = self.call(HostFn::Init, &[Arg::Text(&level), Arg::Number(f64::from(seed))])?;
-        self.derived(HostFn::Init, &text)
+        let (state, parts) =
+            self.core.call_derived(self.level(), HostFn::Init, &[Arg::Text(&level), Arg::Number(f64::from(seed))])?;
+        self.derived(HostFn::Init, state, parts)
     }
 
     fn advance(&self, state: ModuleState, inputs: &[SubmittedAction]) -> Result<ModuleState, GameError> {
         let inputs = actions_json(inputs);
-        let text = self.call(HostFn::Advance, &[Arg::Text(state.json()), Arg::Text(&inputs)])?;
-        self.derived(HostFn::Advance, &text)
+        let (next, parts) =
+            self.core.call_derived(self.level(), HostFn::Advance, &[Arg::Text(state.json()), Arg::Text(&inputs)])?;
+        self.derived(HostFn::Advance, next, parts)
     }
 
     fn view(&self, state: &ModuleState) -> Value {
@@ -211,7 +200,11 @@ impl TickReducer for ModuleReducer {
             return Ok(());
         }
         let action = action.to_value().to_string();
-        let refusal = self.call(HostFn::Validate, &[Arg::Text(state.json()), Arg::Text(seat), Arg::Text(&action)])?;
+        let refusal = self.core.call_text(
+            self.level(),
+            HostFn::Validate,
+            &[Arg::Text(state.json()), Arg::Text(seat), Arg::Text(&action)],
+        )?;
         if refusal.is_empty() { Ok(()) } else { Err(GameError::new(refusal)) }
     }
 
