@@ -196,9 +196,9 @@ impl Player {
                 break;
             }
             let revision = self.kernel.transition_revision();
-            if compact_every.is_some_and(|n| revision % n == 0) {
+            if compact_every.is_some_and(|n| revision.is_multiple_of(n)) {
                 self.compact();
-            } else if checkpoint_every.is_some_and(|n| revision % n == 0) {
+            } else if checkpoint_every.is_some_and(|n| revision.is_multiple_of(n)) {
                 self.store_checkpoint();
             }
         }
