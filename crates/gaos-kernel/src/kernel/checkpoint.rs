@@ -88,6 +88,20 @@ where
     /// `checkpoint()`: the live state as a `gaos.kernel-checkpoint` 1.0.
     /// Refused (`unsupported`) when the reducer cannot encode its state.
     pub fn checkpoint(&self) -> Result<KernelCheckpoint, KernelError> {
+        self.checkpoint_document(false)
+    }
+
+    /// The checkpoint this kernel will have right after [`Self::compact`]:
+    /// retention floor = the live transition revision, without the history
+    /// compaction drops (accepted identities, rejection notices, salts,
+    /// revealed commitments). Its size is bounded by the window, receipt
+    /// retention and open commitments, not by the session's length: the
+    /// form to store before compacting.
+    pub fn compacted_checkpoint(&self) -> Result<KernelCheckpoint, KernelError> {
+        self.checkpoint_document(true)
+    }
+
+    fn checkpoint_document(&self, compacted: bool) -> Result<KernelCheckpoint, KernelError> {
         let live = &self.live;
         let Some(reducer_state) = self.options.reducer.encode_state(&live.state) else {
             return Err(refuse(
@@ -124,6 +138,7 @@ where
         let mut commitments: Vec<CommitmentEntry> = book
             .commitments_sorted()
             .into_iter()
+            .filter(|(_, _, c)| !(compacted && c.revealed))
             .map(|(seat, id, c)| CommitmentEntry {
                 key: format!("{seat}\u{0}{id}"),
                 value: CommitmentValue {
@@ -139,6 +154,7 @@ where
         let seen_salts = book
             .salts_sorted()
             .into_iter()
+            .filter(|_| !compacted)
             .map(|(salt, owner)| (salt.to_owned(), format!("{}\u{0}{}", owner.seat, owner.commitment_id)))
             .collect();
         let mut intent_actions: Vec<_> = live
@@ -150,11 +166,13 @@ where
             })
             .collect();
         intent_actions.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut historical_submission_keys: Vec<String> = live.accepted.iter().cloned().collect();
+        let mut historical_submission_keys: Vec<String> =
+            if compacted { Vec::new() } else { live.accepted.iter().cloned().collect() };
         historical_submission_keys.sort();
         let rejections = live
             .rejections
             .iter()
+            .filter(|_| !compacted)
             .map(|r| RejectionEntry {
                 transition_revision: r.transition_revision,
                 tick: r.tick,
@@ -188,7 +206,7 @@ where
                 historical_submission_keys,
                 historical_interest_commands: Vec::new(),
             },
-            retention_floor: live.retention_floor,
+            retention_floor: if compacted { live.transition_revision } else { live.retention_floor },
             state_digest: self.digest(),
             integrity_digest: String::new(),
         };
@@ -431,9 +449,9 @@ where
     }
 
     /// `compact(checkpoint, request)`: forget what the embedder now holds
-    /// durably. `checkpoint` must be this kernel's checkpoint of its live
-    /// state (same transition revision and digest), stored under
-    /// `request.checkpoint_digest`. Drops the event log, rejection history,
+    /// durably. `checkpoint` must be this kernel's [`Self::checkpoint`] or
+    /// (better: bounded size) [`Self::compacted_checkpoint`] of its live
+    /// state, stored under `request.checkpoint_digest`. Drops the event log, rejection history,
     /// the in-memory identity index (`history` answers for it from now on),
     /// the salt book and revealed commitments; the retention floor becomes
     /// the live transition revision. Window, receipts within retention,
@@ -461,10 +479,15 @@ where
             ));
         }
         let revision = self.live.transition_revision;
-        if checkpoint.session_id() != Some(self.options.session_id.as_str())
-            || checkpoint.transition_revision() != revision
-            || checkpoint.state_digest() != self.digest()
-        {
+        let of_live_state = checkpoint.session_id() == Some(self.options.session_id.as_str())
+            && checkpoint.transition_revision() == revision
+            && checkpoint.state_digest() == self.digest()
+            && {
+                let digest = checkpoint.integrity_digest();
+                self.compacted_checkpoint()?.integrity_digest() == digest
+                    || self.checkpoint()?.integrity_digest() == digest
+            };
+        if !of_live_state {
             return Err(refuse(
                 CheckpointCode::Watermark,
                 format!(

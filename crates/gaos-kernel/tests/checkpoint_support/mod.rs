@@ -110,9 +110,10 @@ impl Player {
         checkpoint
     }
 
-    /// Store a checkpoint and compact onto it.
+    /// Store the compacted checkpoint and compact onto it.
     pub fn compact(&mut self) {
-        let checkpoint = self.store_checkpoint();
+        let checkpoint = self.kernel.compacted_checkpoint().expect("conformance games checkpoint");
+        self.checkpoints.push(Stored { revision: checkpoint.transition_revision(), json: checkpoint.to_json() });
         let request = CompactRequest {
             checkpoint_digest: checkpoint.integrity_digest(),
             checkpoint_durably_committed: true,
@@ -120,6 +121,11 @@ impl Player {
         };
         let history: Arc<dyn gaos_kernel::HistoryLookup> = self.history.clone();
         self.kernel.compact(&checkpoint, request, history).expect("compaction of a durable checkpoint");
+        assert_eq!(
+            self.kernel.checkpoint().expect("checkpoint").to_json(),
+            checkpoint.to_json(),
+            "the compacted checkpoint is the checkpoint of the compacted kernel"
+        );
     }
 
     fn submission(&mut self, seat: &str, command: Value) -> CommandSubmission {
