@@ -8,56 +8,12 @@ mod checkpoint_support;
 
 use std::sync::Arc;
 
-use checkpoint_support::{Player, between, conformance_games, observable, options_for, prefix, without_salts};
+use checkpoint_support::{Player, between, check_crash_points, conformance_games, observable, options_for};
 use gaos_kernel::{KernelCheckpoint, SessionKernel, SessionLimits};
-
-/// Crash points per game (spread over several seeded sessions).
-const CRASH_POINTS: usize = 50;
 
 #[test]
 fn restore_from_checkpoint_and_tail_equals_full_rehydrate_at_random_crash_points() {
-    for (game_id, level) in conformance_games() {
-        let mut checked = 0;
-        let mut seed = 11u32;
-        while checked < CRASH_POINTS {
-            seed += 1;
-            let options = options_for(game_id, &level, &format!("crash-{seed}"), SessionLimits::default());
-            let mut player = Player::new(Arc::clone(&options), seed);
-            player.play(400, Some(3), None);
-            let last = player.kernel.transition_revision();
-            assert!(last > 2, "{game_id} seed {seed}: the session made progress ({last} transitions)");
-            // A few crash points per session, each at a transition boundary.
-            for _ in 0..5 {
-                let crash = 1 + u64::from(player.random(last as u32));
-                let full = SessionKernel::rehydrate(Arc::clone(&options), None, prefix(&player.store, crash))
-                    .unwrap_or_else(|e| panic!("{game_id} seed {seed}: full rehydrate at {crash}: {e}"));
-                let Some(stored) = player.checkpoints.iter().rev().find(|c| c.revision <= crash) else {
-                    continue;
-                };
-                let checkpoint = KernelCheckpoint::from_json(&stored.json).expect("a stored checkpoint reads back");
-                let tail = between(&player.store, stored.revision, crash);
-                let restored =
-                    SessionKernel::restore(Arc::clone(&options), &checkpoint, tail, None).unwrap_or_else(|e| {
-                        panic!("{game_id} seed {seed}: restore {} + tail to {crash}: {e}", stored.revision)
-                    });
-                let retries = &player.accepted;
-                assert_eq!(
-                    observable(&restored, 0, retries),
-                    observable(&full, 0, retries),
-                    "{game_id} seed {seed}: checkpoint {} + tail to {crash} differs from the full log",
-                    stored.revision
-                );
-                // Everything a checkpoint records (receipts, identity index,
-                // commitments, rejections, view revisions) is equal too.
-                assert_eq!(
-                    without_salts(&restored.checkpoint().expect("checkpoint")),
-                    without_salts(&full.checkpoint().expect("checkpoint")),
-                    "{game_id} seed {seed}: the protocol state after {crash} differs"
-                );
-                checked += 1;
-            }
-        }
-    }
+    check_crash_points();
 }
 
 #[test]

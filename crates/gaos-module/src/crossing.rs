@@ -124,13 +124,20 @@ mod tests {
 
     #[test]
     fn plain_json_values_read_as_themselves() {
-        assert_eq!(read(r#"{b: [1, 2.5, "x", true, null], a: {c: {}}}"#).as_deref(), Some(r#"{"a":{"c":{}},"b":[1,2.5,"x",true,null]}"#));
+        assert_eq!(
+            read(r#"{b: [1, 2.5, "x", true, null], a: {c: {}}}"#).as_deref(),
+            Some(r#"{"a":{"c":{}},"b":[1,2.5,"x",true,null]}"#)
+        );
         assert_eq!(read("[]").as_deref(), Some("[]"));
         assert_eq!(read("Object.create(null)").as_deref(), Some("{}"), "a null prototype is a plain object");
         assert_eq!(read(r#"JSON.parse('{"__proto__": 1}')"#).as_deref(), Some(r#"{"__proto__":1}"#));
         assert_eq!(read("{10: 1, 2: 2, x: 3}").as_deref(), Some(r#"{"10":1,"2":2,"x":3}"#));
         assert_eq!(read(r#""\u{1F600} paired""#).as_deref(), Some("\"\u{1F600} paired\""));
-        assert_eq!(read(r#"{"a\u0000b": "c\u0000d"}"#).as_deref(), Some(r#"{"a\u0000b":"c\u0000d"}"#), "NUL is a character");
+        assert_eq!(
+            read(r#"{"a\u0000b": "c\u0000d"}"#).as_deref(),
+            Some(r#"{"a\u0000b":"c\u0000d"}"#),
+            "NUL is a character"
+        );
     }
 
     #[test]

@@ -38,10 +38,12 @@ pub(crate) enum HostFn {
     Command,
     Timeout,
     Legal,
+    /// Re-derive a stored state (a restored checkpoint).
+    Derive,
 }
 
 impl HostFn {
-    const ALL: [HostFn; 7] = [
+    const ALL: [HostFn; 8] = [
         HostFn::Init,
         HostFn::Advance,
         HostFn::ViewFor,
@@ -49,6 +51,7 @@ impl HostFn {
         HostFn::Command,
         HostFn::Timeout,
         HostFn::Legal,
+        HostFn::Derive,
     ];
 
     fn property(self) -> &'static str {
@@ -60,13 +63,14 @@ impl HostFn {
             HostFn::Command => "command",
             HostFn::Timeout => "timeout",
             HostFn::Legal => "legal",
+            HostFn::Derive => "derive",
         }
     }
 
     /// How the host reads the function's answer.
     fn reading(self) -> Reading {
         match self {
-            HostFn::Init | HostFn::Advance => Reading::Derived,
+            HostFn::Init | HostFn::Advance | HostFn::Derive => Reading::Derived,
             HostFn::Command => Reading::Value("command"),
             HostFn::Timeout => Reading::Value("timeout"),
             HostFn::Legal => Reading::Value("legal"),
@@ -84,6 +88,7 @@ impl HostFn {
             HostFn::Command => "commandToAction",
             HostFn::Timeout => "timeoutToAction",
             HostFn::Legal => "legalActions",
+            HostFn::Derive => "reducer.view (of a restored state)",
         }
     }
 }

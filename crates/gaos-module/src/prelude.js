@@ -564,6 +564,7 @@
     const produced = r.advance !== undefined ? "advance(state, inputs)" : "apply(state, action)";
     const stateLabels = {
       init: `the state init(level, seed) of ${gameId} returned`,
+      restored: `the checkpointed state of ${gameId}`,
       step: `the state ${produced} of ${gameId} returned`,
     };
     const viewLabel = `view(state) of ${gameId}`;
@@ -597,6 +598,11 @@
       advance(stateText, inputsText) {
         resetLog();
         return derive(step(parse(stateText), parse(inputsText)), stateLabels.step);
+      },
+      // A state restored from a kernel checkpoint: its derived parts again.
+      derive(stateText) {
+        resetLog();
+        return derive(parse(stateText), stateLabels.restored);
       },
       viewFor(stateText, seat) {
         resetLog();

@@ -211,4 +211,30 @@ impl TickReducer for ModuleReducer {
     fn supports_empty_ticks(&self) -> bool {
         self.meta.tick_shape
     }
+
+    /// A module's state is checkpointed as its own JSON text, held in a
+    /// JSON string: as a parsed value its keys would come back in canonical
+    /// order, and a module that iterates its own objects (`Object.keys`,
+    /// `for…in`) would then behave differently after a restore.
+    fn encode_state(&self, state: &ModuleState) -> Option<Value> {
+        Some(Value::String(state.json().to_owned()))
+    }
+
+    fn decode_state(&self, value: &Value) -> Result<ModuleState, GameError> {
+        let Value::String(text) = value else {
+            return Err(GameError::new(format!(
+                "a checkpointed state of {} must be the module's JSON text (a string), not {}",
+                self.core.label,
+                value.type_name()
+            )));
+        };
+        let (restored, parts) = self.core.call_derived(self.level(), HostFn::Derive, &[Arg::Text(text)])?;
+        if restored != *text {
+            return Err(GameError::new(format!(
+                "the checkpointed state of {} does not survive JSON.parse and JSON.stringify unchanged",
+                self.core.label
+            )));
+        }
+        self.derived(HostFn::Derive, restored, parts)
+    }
 }

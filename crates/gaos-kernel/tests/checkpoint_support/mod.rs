@@ -1,5 +1,6 @@
 //! A seeded player for the checkpoint tests: it drives a conformance game
-//! (gaos-games) through the kernel the way a host does — persist the
+//! (gaos-games, or whatever registry [`use_games`] set for this thread, so
+//! gaos-module runs the same checks on its JS ports) through the kernel the way a host does — persist the
 //! prepared events, then commit — choosing legal commands, extensions,
 //! sealed-bid commits and (sometimes mismatching) reveals with its own
 //! deterministic generator, and optionally checkpoints and compacts as it
@@ -8,6 +9,7 @@
 // Each test binary uses a different part of this module.
 #![allow(dead_code)]
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use gaos_games::GameRegistry;
@@ -17,6 +19,19 @@ use gaos_kernel::{
     Cadence, CommandSubmission, CompactRequest, DynReducer, Game, KernelCheckpoint, KernelError, KernelOptions,
     MemoryHistory, Prepared, SessionEvent, SessionKernel, SessionLimits,
 };
+
+thread_local! {
+    static GAMES: RefCell<GameRegistry> = RefCell::new(GameRegistry::builtin());
+}
+
+/// Play this thread's sessions with the games of `registry` (by id).
+pub fn use_games(registry: GameRegistry) {
+    GAMES.with(|games| *games.borrow_mut() = registry);
+}
+
+fn game(id: &str) -> Arc<dyn Game> {
+    GAMES.with(|games| games.borrow().get(id)).unwrap_or_else(|| panic!("no game {id} is registered"))
+}
 
 /// The conformance games and a level that makes each play long enough to
 /// hold many crash points.
@@ -37,7 +52,7 @@ pub fn options_for(
     session: &str,
     limits: SessionLimits,
 ) -> Arc<KernelOptions<DynReducer>> {
-    let game: Arc<dyn Game> = GameRegistry::builtin().get(game_id).expect("a built-in game");
+    let game = game(game_id);
     // `null`: the game's first declared level.
     let level = if level.is_null() { game.levels()[0].level.clone() } else { level.clone() };
     let mut options = KernelOptions::builder(&game, session).level("default", level).cadence(game.cadence()).build();
@@ -72,7 +87,7 @@ pub struct Player {
 
 impl Player {
     pub fn new(options: Arc<KernelOptions<DynReducer>>, seed: u32) -> Self {
-        let game: Arc<dyn Game> = GameRegistry::builtin().get(&options.game.id).expect("a built-in game");
+        let game = game(&options.game.id);
         let kernel = SessionKernel::from_shared(Arc::clone(&options)).expect("valid options");
         Player {
             game,
@@ -273,4 +288,55 @@ pub fn without_salts(checkpoint: &KernelCheckpoint) -> String {
     map.remove("integrityDigest");
     map.get_mut("protocol").and_then(Value::as_object_mut).expect("protocol").remove("seenSalts");
     canonical_json(&value)
+}
+
+/// Crash points per game (spread over several seeded sessions).
+const CRASH_POINTS: usize = 50;
+
+/// For every conformance game: restore(latest checkpoint at or before a
+/// seeded crash point + the tail up to it) equals rehydrating the full log
+/// up to it, in everything observable and in the protocol state.
+pub fn check_crash_points() {
+    for (game_id, level) in conformance_games() {
+        let mut checked = 0;
+        let mut seed = 11u32;
+        while checked < CRASH_POINTS {
+            seed += 1;
+            let options = options_for(game_id, &level, &format!("crash-{seed}"), SessionLimits::default());
+            let mut player = Player::new(Arc::clone(&options), seed);
+            player.play(400, Some(3), None);
+            let last = player.kernel.transition_revision();
+            assert!(last > 2, "{game_id} seed {seed}: the session made progress ({last} transitions)");
+            // A few crash points per session, each at a transition boundary.
+            for _ in 0..5 {
+                let crash = 1 + u64::from(player.random(last as u32));
+                let full = SessionKernel::rehydrate(Arc::clone(&options), None, prefix(&player.store, crash))
+                    .unwrap_or_else(|e| panic!("{game_id} seed {seed}: full rehydrate at {crash}: {e}"));
+                let Some(stored) = player.checkpoints.iter().rev().find(|c| c.revision <= crash) else {
+                    continue;
+                };
+                let checkpoint = KernelCheckpoint::from_json(&stored.json).expect("a stored checkpoint reads back");
+                let tail = between(&player.store, stored.revision, crash);
+                let restored =
+                    SessionKernel::restore(Arc::clone(&options), &checkpoint, tail, None).unwrap_or_else(|e| {
+                        panic!("{game_id} seed {seed}: restore {} + tail to {crash}: {e}", stored.revision)
+                    });
+                let retries = &player.accepted;
+                assert_eq!(
+                    observable(&restored, 0, retries),
+                    observable(&full, 0, retries),
+                    "{game_id} seed {seed}: checkpoint {} + tail to {crash} differs from the full log",
+                    stored.revision
+                );
+                // Everything a checkpoint records (receipts, identity index,
+                // commitments, rejections, view revisions) is equal too.
+                assert_eq!(
+                    without_salts(&restored.checkpoint().expect("checkpoint")),
+                    without_salts(&full.checkpoint().expect("checkpoint")),
+                    "{game_id} seed {seed}: the protocol state after {crash} differs"
+                );
+                checked += 1;
+            }
+        }
+    }
 }
