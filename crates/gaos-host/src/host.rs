@@ -10,7 +10,9 @@ use gaos_json::{Map, Value, hex_encode};
 use gaos_kernel::{SessionEvent, SessionKernel};
 use tokio::sync::OnceCell;
 
-use crate::actor::{ActorHandle, ActorInit, Command, SessionActor, SessionSummary, Subscription};
+use crate::actor::{
+    ActorHandle, ActorInit, Command, Episodes, SessionActor, SessionSummary, Subscription, rehydrate_run,
+};
 use crate::answers::Answer;
 use crate::auth::{Caller, Credentials, new_token, token_hash};
 use crate::clock::HostClock;
@@ -352,6 +354,7 @@ impl Host {
         }
         let kernel = SessionKernel::rehydrate(options, None, parsed)
             .map_err(|e| HostError::internal(format!("session {id} failed to rehydrate: {e}")))?;
+        let (kernel, episodes) = rehydrate_run(&config, &game, &self.inner.reader, kernel).await?;
         tracing::info!(session = %id, events = events.len(), cursor = kernel.cursor(), "session rehydrated");
         Ok(SessionActor::spawn(ActorInit {
             config,
@@ -369,6 +372,7 @@ impl Host {
             host_key: self.inner.options.host_key.clone(),
             pinned_controller,
             turn_clock: state.iter().find(|(k, _)| *k == SessionStateKey::TurnClock).map(|(_, v)| v.clone()),
+            episodes,
         }))
     }
 
@@ -512,6 +516,7 @@ impl Host {
             host_key: self.inner.options.host_key.clone(),
             pinned_controller: None,
             turn_clock: None,
+            episodes: Episodes::default(),
         });
         {
             let slot: Slot = Arc::new(OnceCell::new());
