@@ -147,7 +147,7 @@ impl SessionActor {
         };
         let mut turn = TurnClock::new(config.turn_ms);
         if let Some(text) = &turn_clock {
-            turn.restore(text, kernel.cursor());
+            turn.restore(text, episodes.revision_at_start(&kernel));
         }
         let mut actor = SessionActor {
             id: config.session_id.clone(),

@@ -67,6 +67,11 @@ fn fresh_level(
 }
 
 impl Episodes {
+    /// The session revision of `kernel`'s window (`kernel` is the live level).
+    pub(crate) fn revision_at_start(&self, kernel: &SessionKernel<DynReducer>) -> u64 {
+        self.revision_base + kernel.cursor()
+    }
+
     /// Move past a finished level to the fresh `next` one.
     fn advance(&mut self, finished: &SessionKernel<DynReducer>) {
         self.revision_base += finished.cursor() + 1;
