@@ -141,6 +141,7 @@ impl SessionActor {
         // pin is read from the session's state, never from them).
         let pinned_controller = policy.controller().cloned().or(pinned_controller);
         let seats = Arc::new(config.seats.clone());
+        let created_at_ms = config.created_at_ms;
         let tick_period_ms = match config.cadence() {
             Ok(Cadence::Ticks(rate)) => Some(rate.milliseconds_per_tick),
             _ => None,
@@ -180,7 +181,7 @@ impl SessionActor {
         let (priority, priority_rx) = mpsc::channel(16);
         metrics.live_sessions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         tokio::spawn(actor.run(rx, priority_rx));
-        ActorHandle { tx, priority, seats }
+        ActorHandle { tx, priority, seats, created_at_ms }
     }
 
     async fn run(mut self, mut rx: mpsc::Receiver<Command>, mut priority: mpsc::Receiver<Command>) {

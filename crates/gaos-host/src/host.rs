@@ -32,9 +32,11 @@ use crate::wire;
 mod create_request;
 mod creator_claim;
 mod digest_keys;
+pub mod retention;
 use create_request::CreateRequest;
 use creator_claim::creator_claim;
 use digest_keys::digest_key_marker;
+pub use retention::Retention;
 
 /// Host-wide settings.
 #[derive(Debug, Clone)]
@@ -54,6 +56,9 @@ pub struct HostOptions {
     /// The secret the stored answers' tokens and the digest keys derive
     /// from (`host_key.rs`); `gaos serve` reads it from `DIR/host-key`.
     pub host_key: HostKey,
+    /// `--retention-ms`: sessions older than this are `410 expired`
+    /// (`None`: kept for ever).
+    pub retention: Option<Retention>,
 }
 
 impl HostOptions {
@@ -66,6 +71,7 @@ impl HostOptions {
             test_clock: false,
             max_command_bytes: DEFAULT_MAX_COMMAND_BYTES,
             host_key: HostKey::default(),
+            retention: None,
         }
     }
 }
@@ -280,6 +286,11 @@ impl Host {
             }
         };
         let loaded = slot.get_or_try_init(|| self.load(id)).await.cloned();
+        if let (Ok(handle), Some(retention)) = (&loaded, &self.inner.options.retention)
+            && retention.is_expired(handle.created_at_ms, self.inner.clock.now_ms())
+        {
+            return Err(Retention::expired(id));
+        }
         if loaded.is_err() {
             let mut sessions = self.sessions_write();
             if sessions.get(id).is_some_and(|s| Arc::ptr_eq(s, &slot) && !s.initialized()) {
@@ -439,6 +450,7 @@ impl Host {
         let bounds = self.inner.options.lease_bounds;
         let mut config = parse_create(&body, &game, session_id.clone(), rand::random::<u32>(), now, &bounds)?;
         config.module_sha256 = crate::games::module_sha256(&self.inner.options.registry, game_id);
+        retention::check_policy(&config.policy, self.inner.options.retention.as_ref())?;
         let options = Arc::new(config.kernel_options(&game).map_err(HostError::invalid_request)?);
         let kernel = SessionKernel::from_shared(options)
             .map_err(|e| HostError::invalid_request(format!("the game refused this session: {e}")))?;

@@ -110,6 +110,8 @@ pub struct ActorHandle {
     /// Work that must overtake queued commands (emergency stop).
     pub priority: mpsc::Sender<Command>,
     pub seats: Arc<Vec<String>>,
+    /// When the session was created (host clock): retention counts from it.
+    pub created_at_ms: i64,
 }
 
 impl ActorHandle {
