@@ -164,26 +164,10 @@ impl SessionActor {
                 value: canonical_json(controller),
             });
         }
-        // The receipt joins the transcript (lifecycle spec §3: receipts are
-        // persisted in the event log) as an `extension` event on lane
-        // `gaos.session.attach`, in the same write as the answer; a game that
-        // ended takes no extensions, so its receipts live in the answers only.
-        let receipt_event = match (&issued, result.get("receipt")) {
-            (Some(_), Some(receipt)) if !self.kernel.is_terminal() => {
-                Some(self.kernel.prepare_extension(EXT_ATTACH, receipt).map_err(from_kernel)?)
-            }
-            _ => None,
-        };
-        match receipt_event {
-            Some(prepared) => {
-                self.run_transition(prepared, ops.clone()).await?;
-            }
-            None => self
-                .writer
-                .write(WriteBatch { ops: ops.clone() })
-                .await
-                .map_err(|e| HostError::unavailable(format!("the attach could not be made durable: {e}")))?,
-        }
+        self.writer
+            .write(WriteBatch { ops: ops.clone() })
+            .await
+            .map_err(|e| HostError::unavailable(format!("the attach could not be made durable: {e}")))?;
         self.remember(ops);
         if self.pinned_controller.is_none() {
             self.pinned_controller = map.get("controller").cloned();
