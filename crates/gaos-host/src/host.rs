@@ -10,9 +10,7 @@ use gaos_json::{Map, Value, hex_encode};
 use gaos_kernel::{SessionEvent, SessionKernel};
 use tokio::sync::OnceCell;
 
-use crate::actor::{
-    ActorHandle, ActorInit, Command, Episodes, SessionActor, SessionSummary, Subscription, rehydrate_run,
-};
+use crate::actor::{ActorHandle, ActorInit, Command, SessionActor, SessionSummary, Subscription, rehydrate_run};
 use crate::answers::Answer;
 use crate::auth::{Caller, Credentials, new_token, token_hash};
 use crate::clock::HostClock;
@@ -56,8 +54,7 @@ pub struct HostOptions {
     /// The secret the stored answers' tokens and the digest keys derive
     /// from (`host_key.rs`); `gaos serve` reads it from `DIR/host-key`.
     pub host_key: HostKey,
-    /// `--retention-ms`: sessions older than this are `410 expired`
-    /// (`None`: kept for ever).
+    /// `--retention-ms` (`retention.rs`; `None`: sessions are kept for ever).
     pub retention: Option<Retention>,
 }
 
@@ -286,11 +283,8 @@ impl Host {
             }
         };
         let loaded = slot.get_or_try_init(|| self.load(id)).await.cloned();
-        if let (Ok(handle), Some(retention)) = (&loaded, &self.inner.options.retention)
-            && retention.is_expired(handle.created_at_ms, self.inner.clock.now_ms())
-        {
-            return Err(Retention::expired(id));
-        }
+        let retention = self.inner.options.retention.as_ref();
+        retention::refuse_expired(retention, id, &loaded, self.inner.clock.now_ms())?;
         if loaded.is_err() {
             let mut sessions = self.sessions_write();
             if sessions.get(id).is_some_and(|s| Arc::ptr_eq(s, &slot) && !s.initialized()) {
@@ -528,7 +522,7 @@ impl Host {
             host_key: self.inner.options.host_key.clone(),
             pinned_controller: None,
             turn_clock: None,
-            episodes: Episodes::default(),
+            episodes: crate::actor::Episodes::default(),
         });
         {
             let slot: Slot = Arc::new(OnceCell::new());

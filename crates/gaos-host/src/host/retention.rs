@@ -37,6 +37,21 @@ impl Retention {
     }
 }
 
+/// `410 expired` for a loaded session past `retention` at `now_ms`.
+pub(crate) fn refuse_expired(
+    retention: Option<&Retention>,
+    id: &str,
+    loaded: &Result<crate::actor::ActorHandle, HostError>,
+    now_ms: i64,
+) -> Result<(), HostError> {
+    match (loaded, retention) {
+        (Ok(handle), Some(retention)) if retention.is_expired(handle.created_at_ms, now_ms) => {
+            Err(Retention::expired(id))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Check the retention a create's policy asks for against the host's
 /// (`None`: the host keeps sessions for ever, which any policy may name).
 pub(crate) fn check_policy(policy: &Value, retention: Option<&Retention>) -> Result<(), HostError> {
