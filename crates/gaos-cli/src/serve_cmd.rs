@@ -49,9 +49,27 @@ pub struct LimitArgs {
     /// a larger one is refused with 413 command_too_large.
     #[arg(long, default_value_t = gaos_host::host::DEFAULT_MAX_COMMAND_BYTES)]
     max_command_bytes: usize,
+    /// Keep a session this long after its creation (ms); older sessions
+    /// answer 410 expired on every route. Default: kept for ever.
+    #[arg(long)]
+    retention_ms: Option<u64>,
+    /// The retention policy id a create's `policy.durability.retention`
+    /// must name (with --retention-ms).
+    #[arg(long, default_value = gaos_host::host::retention::DEFAULT_RETENTION_POLICY_ID)]
+    retention_policy_id: String,
 }
 
 impl LimitArgs {
+    fn retention(&self) -> Result<Option<gaos_host::host::Retention>, String> {
+        match self.retention_ms {
+            None => Ok(None),
+            Some(0) => Err("--retention-ms must be at least 1".into()),
+            Some(max_age_ms) => {
+                Ok(Some(gaos_host::host::Retention { policy_id: self.retention_policy_id.clone(), max_age_ms }))
+            }
+        }
+    }
+
     fn limits(&self) -> Result<ConnectionLimits, String> {
         let max_connections = self.max_connections.unwrap_or_else(connections::default_max_connections);
         let max_streams = self.max_streams.unwrap_or_else(|| connections::default_max_streams(max_connections));
@@ -86,6 +104,13 @@ pub fn run(
 ) -> ExitCode {
     init_logging();
     let max_command_bytes = limits.max_command_bytes;
+    let retention = match limits.retention() {
+        Ok(retention) => retention,
+        Err(e) => {
+            eprintln!("gaos serve: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let limits = match limits.limits() {
         Ok(limits) => limits,
         Err(e) => {
@@ -113,7 +138,13 @@ pub fn run(
     let options = ServeOptions {
         data_dir: data,
         listen,
-        host: HostOptions { lease_bounds, test_clock, max_command_bytes, ..HostOptions::new(registry.clone()) },
+        host: HostOptions {
+            lease_bounds,
+            test_clock,
+            max_command_bytes,
+            retention,
+            ..HostOptions::new(registry.clone())
+        },
         limits,
     };
     // Shutting down also ends open MCP streams (else graceful shutdown waits on them).

@@ -314,3 +314,35 @@ async fn bad_arguments_fail_before_anything_is_sent() {
     let err = client.request_json(gaos_client::reqwest::Method::GET, "/x", Some(&body)).await.expect_err("body");
     assert!(matches!(err, ClientError::InvalidArgument(_)));
 }
+
+/// Issue 18 item 7: the finalize result reaches the runner as the host
+/// answered it, fields this client does not know included, through the
+/// client and through the handle (whose cached retry repeats it too).
+#[tokio::test]
+async fn the_session_result_reaches_the_runner_verbatim_with_unknown_fields() {
+    let attach = r#"{"sessionId":"s-1","tick":{},"binding":{"protocol":"gaos.ticks","protocolVersion":"1.0","sessionId":"s-1","tickId":"s-1:3","revision":3,"participantId":"a"}}"#;
+    let result = r#"{"status":"finalized","sessionId":"s-1","outcome":{"status":"won","stars":2.5},"vendor.scoreCard":{"z":[1.5,"x",{"deep":null}],"a":true},"replay":"line\n","artifacts":[{"kind":"replay","digest":"abc","vendorNote":"kept"}],"extensions":{"gaos.session.request":"finalize:s-1","vendor.ext":{"n":1}}}"#;
+    let host = FakeHost::start(vec![respond("200 OK", result), respond("200 OK", attach), respond("200 OK", result)]);
+    let client = builder(&host).build().expect("client");
+
+    let direct = client.finalize("s-1", &gaos_client::FinalizeRequest::default()).await.expect("finalize");
+    assert_eq!(direct.to_value(), json(result), "the client keeps every field");
+    assert_eq!(direct.canonical(), gaos_json::canonical_json(&json(result)));
+
+    let policy = gaos_session::SessionPolicy::host_default();
+    let handle = gaos_client::handle::RemoteSessionHandle::attach(
+        client.clone(),
+        "s-1",
+        &gaos_session::AttachRequest::new("attach-1"),
+        &policy,
+    )
+    .await
+    .expect("attach");
+    use gaos_session::SessionHandle;
+    let through_handle = handle.finalize(gaos_session::FinalizeRequest::default()).await.expect("finalize");
+    assert_eq!(through_handle.to_value(), json(result), "the handle hands the runner the host's result");
+    assert_eq!(through_handle.to_value().get("vendor.scoreCard"), json(result).get("vendor.scoreCard"));
+    let cached = handle.finalize(gaos_session::FinalizeRequest::default()).await.expect("cached retry");
+    assert_eq!(cached.canonical(), through_handle.canonical());
+    assert_eq!(host.finish().len(), 3, "the handle's exact retry sends nothing");
+}

@@ -12,6 +12,7 @@
 mod act;
 mod attach;
 mod envelopes;
+mod episodes;
 mod finalize;
 mod lane;
 mod leases;
@@ -39,6 +40,7 @@ use crate::schedule::{TickSchedule, TurnClock};
 use crate::storage::writer::Writer;
 use crate::storage::{SessionStateKey, SessionStatus, StoreReader, StoredAnswer, WriteBatch, WriteOp};
 
+pub(crate) use episodes::{Episodes, rehydrate_run};
 pub use mailbox::{ActorHandle, Command, SessionSummary};
 pub use streams::{StreamItem, Subscription};
 
@@ -68,6 +70,8 @@ pub(crate) struct ActorInit {
     pub pinned_controller: Option<Value>,
     /// The persisted turn clock (`session_state` `turnClock`), if any.
     pub turn_clock: Option<String>,
+    /// Where a multi-level run is (level 0 for every other session).
+    pub episodes: Episodes,
 }
 
 pub(crate) struct SessionActor {
@@ -75,7 +79,9 @@ pub(crate) struct SessionActor {
     config: SessionConfig,
     policy: SessionPolicy,
     game: Arc<dyn Game>,
+    /// The live level's kernel (a session that is not a run has one level).
     kernel: SessionKernel<DynReducer>,
+    episodes: Episodes,
     status: SessionStatus,
     writer: Writer,
     metrics: Arc<Metrics>,
@@ -125,6 +131,7 @@ impl SessionActor {
             host_key,
             pinned_controller,
             turn_clock,
+            episodes,
         } = init;
         let receipts = ReceiptIssuer::resume(&answers);
         let answers = AnswerCache::from_stored(answers, ACT_ANSWERS_IN_MEMORY);
@@ -134,13 +141,14 @@ impl SessionActor {
         // pin is read from the session's state, never from them).
         let pinned_controller = policy.controller().cloned().or(pinned_controller);
         let seats = Arc::new(config.seats.clone());
+        let created_at_ms = config.created_at_ms;
         let tick_period_ms = match config.cadence() {
             Ok(Cadence::Ticks(rate)) => Some(rate.milliseconds_per_tick),
             _ => None,
         };
         let mut turn = TurnClock::new(config.turn_ms);
         if let Some(text) = &turn_clock {
-            turn.restore(text, kernel.cursor());
+            turn.restore(text, episodes.revision_at_start(&kernel));
         }
         let mut actor = SessionActor {
             id: config.session_id.clone(),
@@ -155,6 +163,7 @@ impl SessionActor {
             policy,
             game,
             kernel,
+            episodes,
             status,
             writer,
             metrics: Arc::clone(&metrics),
@@ -172,7 +181,7 @@ impl SessionActor {
         let (priority, priority_rx) = mpsc::channel(16);
         metrics.live_sessions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         tokio::spawn(actor.run(rx, priority_rx));
-        ActorHandle { tx, priority, seats }
+        ActorHandle { tx, priority, seats, created_at_ms }
     }
 
     async fn run(mut self, mut rx: mpsc::Receiver<Command>, mut priority: mpsc::Receiver<Command>) {

@@ -9,6 +9,7 @@ use gaos_kernel::{Cadence, DynReducer, Game, KernelOptions, SeedPolicy, SessionL
 use gaos_session::policy::SessionPolicy;
 
 use crate::error::HostError;
+use crate::run_spec::RunSpec;
 
 /// How attach receipts are issued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +65,9 @@ pub(crate) struct SessionConfig {
     /// for built-in and crate games): a host refuses to rehydrate the
     /// session with a module of another digest.
     pub module_sha256: Option<String>,
+    /// A multi-level run (`run_spec.rs`): then `seed` is the run seed and
+    /// `level_*` name the first level.
+    pub run: Option<RunSpec>,
 }
 
 fn bad(message: impl Into<String>) -> HostError {
@@ -104,6 +108,9 @@ impl SessionConfig {
         if let Some(sha256) = &self.module_sha256 {
             m.insert("moduleSha256".into(), sha256.clone().into());
         }
+        if let Some(run) = &self.run {
+            m.insert("run".into(), run.to_value());
+        }
         Value::Object(m)
     }
 
@@ -139,6 +146,7 @@ impl SessionConfig {
             created_at_ms: value.get("createdAt").and_then(Value::as_i64).ok_or("config.createdAt")?,
             lease_ms: value.get("leaseMs").and_then(Value::as_u64),
             module_sha256: value.get("moduleSha256").and_then(Value::as_str).map(str::to_owned),
+            run: value.get("run").map(RunSpec::from_value).transpose()?,
         })
     }
 
@@ -146,12 +154,38 @@ impl SessionConfig {
         Cadence::from_value(&self.cadence)
     }
 
-    /// Kernel options for this session.
+    /// Kernel options for this session (of a run: its first level).
     pub fn kernel_options(&self, game: &Arc<dyn Game>) -> Result<KernelOptions<DynReducer>, String> {
+        match &self.run {
+            Some(_) => self.level_options(game, 0).expect("a run has a first level"),
+            None => self.options_for(game, &self.level_id, self.level.clone(), self.level_version.clone(), self.seed),
+        }
+    }
+
+    /// Kernel options for level `index` of a run (`None` past its last
+    /// level, or for a session that is not a run).
+    pub fn level_options(
+        &self,
+        game: &Arc<dyn Game>,
+        index: usize,
+    ) -> Option<Result<KernelOptions<DynReducer>, String>> {
+        let level = self.run.as_ref()?.levels.get(index)?;
+        let seed = RunSpec::level_seed(self.seed, index);
+        Some(self.options_for(game, &level.id, level.level.clone(), level.version.clone(), seed))
+    }
+
+    fn options_for(
+        &self,
+        game: &Arc<dyn Game>,
+        level_id: &str,
+        level: Value,
+        level_version: Option<Value>,
+        seed: u32,
+    ) -> Result<KernelOptions<DynReducer>, String> {
         let mut options = KernelOptions::builder(game, &self.session_id)
-            .level(&self.level_id, self.level.clone())
-            .level_version(self.level_version.clone())
-            .seed(self.seed, self.seed_policy)
+            .level(level_id, level)
+            .level_version(level_version)
+            .seed(seed, self.seed_policy)
             .seats(self.seats.clone())
             .cadence(self.cadence()?)
             .timeout_mapper(true)
@@ -229,7 +263,7 @@ pub(crate) fn parse_create(
     bounds: &LeaseBounds,
 ) -> Result<SessionConfig, HostError> {
     let map = body.as_object().ok_or_else(|| bad("the create body must be a JSON object"))?;
-    const KNOWN: [&str; 15] = [
+    const KNOWN: [&str; 16] = [
         "game",
         "requestId",
         "sessionId",
@@ -245,12 +279,25 @@ pub(crate) fn parse_create(
         "policy",
         "limits",
         "lease",
+        "run",
     ];
     if let Some(key) = map.keys().find(|k| !KNOWN.contains(&k.as_str())) {
         return Err(bad(format!("unknown create field {key:?} (known: {})", KNOWN.join(", "))));
     }
+    let run = match map.get("run") {
+        None => None,
+        Some(_) if map.contains_key("levelId") || map.contains_key("level") => {
+            return Err(bad("a create names its levels either in run.levels or in levelId/level, not both"));
+        }
+        Some(v) => Some(RunSpec::parse_request(v, game.as_ref()).map_err(bad)?),
+    };
     let levels = game.levels();
+    let first = run.as_ref().map(|r| r.levels[0].clone());
     let (level_id, level_version, level) = match (map.get("levelId"), map.get("level")) {
+        _ if first.is_some() => {
+            let first = first.expect("checked");
+            (first.id, first.version, first.level)
+        }
         (Some(id), Some(level)) => {
             let id = id.as_str().filter(|s| !s.is_empty()).ok_or_else(|| bad("levelId must be a non-empty string"))?;
             (id.to_owned(), map.get("levelVersion").cloned(), level.clone())
@@ -373,5 +420,6 @@ pub(crate) fn parse_create(
         created_at_ms: now_ms,
         lease_ms,
         module_sha256: None,
+        run,
     })
 }

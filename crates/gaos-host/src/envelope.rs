@@ -26,12 +26,32 @@ pub fn observation(view: &Value, legal_actions: Vec<Value>, done: bool) -> Value
     Value::Object(map)
 }
 
+/// `gaos.session.episode`: which episode an envelope belongs to. A session
+/// that is not a run is one episode named by the session id; the levels of a
+/// run are `<sessionId>:level-<i>` with their index and level id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EpisodeMark {
+    pub id: String,
+    pub index: u64,
+    pub level_id: Option<String>,
+}
+
+impl EpisodeMark {
+    /// The one episode of a session that is not a run.
+    pub fn single(session_id: &str) -> Self {
+        EpisodeMark { id: session_id.to_owned(), index: 0, level_id: None }
+    }
+}
+
 /// Extensions carried by every envelope of a session.
-pub fn base_extensions(session_id: &str, finalization: &Finalization) -> Map {
+pub fn base_extensions(episode_mark: &EpisodeMark, finalization: &Finalization) -> Map {
     let mut ext = Map::new();
     let mut episode = Map::new();
-    episode.insert("id".into(), session_id.into());
-    episode.insert("index".into(), 0u32.into());
+    episode.insert("id".into(), episode_mark.id.clone().into());
+    episode.insert("index".into(), episode_mark.index.into());
+    if let Some(level_id) = &episode_mark.level_id {
+        episode.insert("levelId".into(), level_id.clone().into());
+    }
     ext.insert(EXT_EPISODE.into(), Value::Object(episode));
     match finalization {
         Finalization::Live => {}

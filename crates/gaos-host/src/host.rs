@@ -10,7 +10,7 @@ use gaos_json::{Map, Value, hex_encode};
 use gaos_kernel::{SessionEvent, SessionKernel};
 use tokio::sync::OnceCell;
 
-use crate::actor::{ActorHandle, ActorInit, Command, SessionActor, SessionSummary, Subscription};
+use crate::actor::{ActorHandle, ActorInit, Command, SessionActor, SessionSummary, Subscription, rehydrate_run};
 use crate::answers::Answer;
 use crate::auth::{Caller, Credentials, new_token, token_hash};
 use crate::clock::HostClock;
@@ -30,9 +30,11 @@ use crate::wire;
 mod create_request;
 mod creator_claim;
 mod digest_keys;
+pub mod retention;
 use create_request::CreateRequest;
 use creator_claim::creator_claim;
 use digest_keys::digest_key_marker;
+pub use retention::Retention;
 
 /// Host-wide settings.
 #[derive(Debug, Clone)]
@@ -52,6 +54,8 @@ pub struct HostOptions {
     /// The secret the stored answers' tokens and the digest keys derive
     /// from (`host_key.rs`); `gaos serve` reads it from `DIR/host-key`.
     pub host_key: HostKey,
+    /// `--retention-ms` (`retention.rs`; `None`: sessions are kept for ever).
+    pub retention: Option<Retention>,
 }
 
 impl HostOptions {
@@ -64,6 +68,7 @@ impl HostOptions {
             test_clock: false,
             max_command_bytes: DEFAULT_MAX_COMMAND_BYTES,
             host_key: HostKey::default(),
+            retention: None,
         }
     }
 }
@@ -278,6 +283,8 @@ impl Host {
             }
         };
         let loaded = slot.get_or_try_init(|| self.load(id)).await.cloned();
+        let retention = self.inner.options.retention.as_ref();
+        retention::refuse_expired(retention, id, &loaded, self.inner.clock.now_ms())?;
         if loaded.is_err() {
             let mut sessions = self.sessions_write();
             if sessions.get(id).is_some_and(|s| Arc::ptr_eq(s, &slot) && !s.initialized()) {
@@ -352,6 +359,7 @@ impl Host {
         }
         let kernel = SessionKernel::rehydrate(options, None, parsed)
             .map_err(|e| HostError::internal(format!("session {id} failed to rehydrate: {e}")))?;
+        let (kernel, episodes) = rehydrate_run(&config, &game, &self.inner.reader, kernel).await?;
         tracing::info!(session = %id, events = events.len(), cursor = kernel.cursor(), "session rehydrated");
         Ok(SessionActor::spawn(ActorInit {
             config,
@@ -369,6 +377,7 @@ impl Host {
             host_key: self.inner.options.host_key.clone(),
             pinned_controller,
             turn_clock: state.iter().find(|(k, _)| *k == SessionStateKey::TurnClock).map(|(_, v)| v.clone()),
+            episodes,
         }))
     }
 
@@ -435,6 +444,7 @@ impl Host {
         let bounds = self.inner.options.lease_bounds;
         let mut config = parse_create(&body, &game, session_id.clone(), rand::random::<u32>(), now, &bounds)?;
         config.module_sha256 = crate::games::module_sha256(&self.inner.options.registry, game_id);
+        retention::check_policy(&config.policy, self.inner.options.retention.as_ref())?;
         let options = Arc::new(config.kernel_options(&game).map_err(HostError::invalid_request)?);
         let kernel = SessionKernel::from_shared(options)
             .map_err(|e| HostError::invalid_request(format!("the game refused this session: {e}")))?;
@@ -512,6 +522,7 @@ impl Host {
             host_key: self.inner.options.host_key.clone(),
             pinned_controller: None,
             turn_clock: None,
+            episodes: crate::actor::Episodes::default(),
         });
         {
             let slot: Slot = Arc::new(OnceCell::new());

@@ -42,6 +42,7 @@ pub mod lease;
 pub(crate) mod metrics;
 pub(crate) mod openapi;
 pub(crate) mod receipts;
+pub(crate) mod run_spec;
 pub(crate) mod schedule;
 pub mod serve;
 pub mod storage;

@@ -160,7 +160,9 @@ impl SessionActor {
         let request = fingerprint(&body);
         let key = submission_id.as_deref().map(|id| seat_key(seat, id));
         // Only identities the kernel accepted before can have a stored answer.
-        let accepted_before = submission_id.as_deref().is_some_and(|id| self.kernel.was_accepted(seat, id));
+        // (An earlier level of a run had its own kernel: ask the store.)
+        let accepted_before =
+            submission_id.as_deref().is_some_and(|id| self.kernel.was_accepted(seat, id) || self.has_earlier_levels());
         let stored = match &key {
             Some(key) if accepted_before => self.stored_act_answer(key).await,
             _ => None,
@@ -173,6 +175,7 @@ impl SessionActor {
         // The lease decides first: a refused dispatch is never registered.
         self.dispatch_lease(seat, presented, LeaseOp::Act).await?;
         let submission = gaos_kernel::CommandSubmission::from_value(&body).map_err(|e| from_kernel(e.into()))?;
+        let submission = self.level_submission(submission)?;
         Ok(ActStep::Submit(Box::new(PendingAct { seat: seat.to_owned(), submission, key, request, stored })))
     }
 
@@ -182,16 +185,16 @@ impl SessionActor {
         let view = self.kernel.observe(seat).map_err(from_kernel)?;
         let done = self.kernel.is_terminal();
         let tick = self.seat_observation(seat, &view, false, done);
-        let ext = envelope::base_extensions(&self.id, &self.finalization());
+        let ext = envelope::base_extensions(&self.episode_mark(), &self.finalization());
         Ok(if receipt.awaiting_participants.is_empty() {
-            Answer::json(200, &envelope::envelope(&self.id, self.kernel.cursor(), tick, None, ext))
+            Answer::json(200, &envelope::envelope(&self.id, self.revision(), tick, None, ext))
         } else {
             let pending = Pending {
                 submitted: receipt.submitted_participants.clone(),
                 awaiting: receipt.awaiting_participants.clone(),
                 accepted: Some(seat.to_owned()),
             };
-            Answer::json(202, &envelope::envelope(&self.id, self.kernel.cursor(), tick, Some(pending), ext))
+            Answer::json(202, &envelope::envelope(&self.id, self.revision(), tick, Some(pending), ext))
         })
     }
 
@@ -279,8 +282,7 @@ impl SessionActor {
             Some(s) => s != "playing",
             None => self.kernel.is_terminal(),
         };
-        let finalization = if done { Finalization::Terminal } else { Finalization::Live };
-        let mut ext = envelope::base_extensions(&self.id, &finalization);
+        let mut notices_ext = gaos_json::Map::new();
         let notices: Vec<Value> = summary
             .rejections
             .iter()
@@ -288,10 +290,21 @@ impl SessionActor {
             .map(|n| gaos_json::to_value(n).expect("notice is JSON"))
             .collect();
         if !notices.is_empty() {
-            ext.insert(EXT_REJECTIONS.into(), Value::Array(notices));
+            notices_ext.insert(EXT_REJECTIONS.into(), Value::Array(notices));
         }
+        // A level of a run that ends into the next one is answered with the
+        // next level's first envelope: the run goes on (episodes.rs).
+        if done
+            && let Some(status) = &status
+            && let Some(next) = self.next_level_envelope(seat, status, summary.cursor, notices_ext.clone())
+        {
+            return Answer::json(200, &next);
+        }
+        let finalization = if done { Finalization::Terminal } else { Finalization::Live };
+        let mut ext = envelope::base_extensions(&self.episode_mark(), &finalization);
+        ext.extend(notices_ext);
         let tick = self.seat_observation(seat, &view, true, done);
-        Answer::json(200, &envelope::envelope(&self.id, summary.cursor, tick, None, ext))
+        Answer::json(200, &envelope::envelope(&self.id, self.revision_at(summary.cursor), tick, None, ext))
     }
 
     /// A stored act answer: from memory, or from the store when older

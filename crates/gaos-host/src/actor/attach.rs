@@ -56,7 +56,7 @@ impl SessionActor {
             let stored_revision = gaos_json::parse(&stored.body)
                 .ok()
                 .and_then(|b| b.get("binding").and_then(|x| x.get("revision")).and_then(Value::as_u64));
-            if stored.request == request && stored_revision == Some(self.kernel.cursor()) {
+            if stored.request == request && stored_revision == Some(self.revision()) {
                 let body = unseal_attach(&stored.body, &self.host_key, &self.id, seat, &request_id)
                     .map_err(HostError::internal)?;
                 return Ok(Answer { status: stored.status, body });
@@ -117,8 +117,8 @@ impl SessionActor {
                 duration_ms: claim.duration_ms,
             });
         let receipt_mode = ReceiptIssuer::mode(self.config.receipts, self.policy.wants_attach_receipts());
-        let revision = self.kernel.cursor();
-        let mut ext = envelope::base_extensions(&self.id, &self.finalization());
+        let revision = self.revision();
+        let mut ext = envelope::base_extensions(&self.episode_mark(), &self.finalization());
         let mut result = Map::new();
         result.insert("sessionId".into(), self.id.clone().into());
         let done = self.kernel.is_terminal();

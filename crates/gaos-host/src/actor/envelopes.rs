@@ -27,10 +27,10 @@ impl SessionActor {
     /// The envelope `seat` sees now (spectators: the public view).
     pub(super) fn observe(&self, seat: Option<&str>) -> Result<Answer, HostError> {
         let done = self.kernel.is_terminal();
-        let ext = envelope::base_extensions(&self.id, &self.finalization());
+        let ext = envelope::base_extensions(&self.episode_mark(), &self.finalization());
         let Some(seat) = seat else {
             let tick = envelope::observation(self.kernel.full_view(), Vec::new(), done);
-            return Ok(Answer::json(200, &envelope::envelope(&self.id, self.kernel.cursor(), tick, None, ext)));
+            return Ok(Answer::json(200, &envelope::envelope(&self.id, self.revision(), tick, None, ext)));
         };
         let view = self.kernel.observe(seat).map_err(|e| HostError::forbidden(e.to_string()))?;
         let window = self.kernel.window();
@@ -39,13 +39,10 @@ impl SessionActor {
         if submitted && !awaiting.is_empty() && !done {
             let tick = self.seat_observation(seat, &view, false, done);
             let pending = Pending { submitted: window.submitted(), awaiting, accepted: None };
-            return Ok(Answer::json(
-                202,
-                &envelope::envelope(&self.id, self.kernel.cursor(), tick, Some(pending), ext),
-            ));
+            return Ok(Answer::json(202, &envelope::envelope(&self.id, self.revision(), tick, Some(pending), ext)));
         }
         let tick = self.seat_observation(seat, &view, !submitted, done);
-        Ok(Answer::json(200, &envelope::envelope(&self.id, self.kernel.cursor(), tick, None, ext)))
+        Ok(Answer::json(200, &envelope::envelope(&self.id, self.revision(), tick, None, ext)))
     }
 
     /// The create answer: the creator seat's envelope with `extensions`

@@ -34,6 +34,9 @@ impl SessionActor {
                 "the replay exists once the game reached a terminal result",
             ));
         }
+        if let Some(run) = self.run_replay_text() {
+            return run;
+        }
         let transcript = self.kernel.live_transcript();
         let artifact =
             finalize_replay(&transcript, &FinalizeOptions { perm: self.identity_perm(), ..FinalizeOptions::default() })

@@ -85,7 +85,7 @@ impl SessionActor {
         let events = self.stored_events(&prepared);
         let mut batch = WriteBatch::new();
         if !events.is_empty() {
-            batch.push(WriteOp::Events { session_id: self.id.clone(), events: events.clone() });
+            batch.push(WriteOp::Events { session_id: self.events_key(), events: events.clone() });
         }
         for op in extra {
             batch.push(op);
@@ -106,6 +106,7 @@ impl SessionActor {
             self.metrics.add_transitions(1);
         }
         self.publish(&deltas);
+        self.advance_episode_if_due();
         if self.kernel.is_terminal() && self.status == SessionStatus::Active {
             self.status = SessionStatus::Terminal;
             let _ = self

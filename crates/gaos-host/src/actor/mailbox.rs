@@ -110,6 +110,8 @@ pub struct ActorHandle {
     /// Work that must overtake queued commands (emergency stop).
     pub priority: mpsc::Sender<Command>,
     pub seats: Arc<Vec<String>>,
+    /// When the session was created (host clock): retention counts from it.
+    pub created_at_ms: i64,
 }
 
 impl ActorHandle {
@@ -218,7 +220,9 @@ impl SessionActor {
                 let _ = reply.send(answer);
             }
             Command::Transcript { reply } => {
-                let mut out = canonical_json(&self.kernel.session_header().to_value());
+                // The levels a run already played first (episodes.rs).
+                let mut out = self.finished_levels_transcript();
+                out.push_str(&canonical_json(&self.kernel.session_header().to_value()));
                 out.push('\n');
                 for event in self.kernel.events().iter() {
                     out.push_str(&event.canonical());
@@ -229,7 +233,7 @@ impl SessionActor {
             Command::Summary { reply } => {
                 let _ = reply.send(SessionSummary {
                     status: self.status,
-                    cursor: self.kernel.cursor(),
+                    cursor: self.revision(),
                     tick: self.kernel.tick(),
                     seats: self.config.seats.clone(),
                 });

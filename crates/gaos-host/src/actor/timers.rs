@@ -26,7 +26,8 @@ impl SessionActor {
         }
         if self.turn.is_limited() {
             let paused_since = self.turn_paused_since(now);
-            self.turn.arm(self.kernel.cursor(), now, paused_since);
+            // The session revision names the window across a run's levels.
+            self.turn.arm(self.revision(), now, paused_since);
         }
     }
 
@@ -81,10 +82,10 @@ impl SessionActor {
             }
         }
         if let Some(cursor) = self.turn.take_expired(now)
-            && cursor == self.kernel.cursor()
+            && cursor == self.revision()
             && !self.kernel.is_terminal()
         {
-            self.on_turn_deadline(cursor).await;
+            self.on_turn_deadline(self.kernel.cursor()).await;
         }
         self.arm_timers();
     }

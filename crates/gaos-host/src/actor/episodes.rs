@@ -1,0 +1,295 @@
+//! Episodes: the levels of a multi-level run (`run_spec.rs`) played one
+//! after another in one session.
+//!
+//! One kernel owns exactly one level. When a level ends and the run's advance
+//! policy says another follows, the actor swaps in a fresh kernel for the next
+//! level; nothing is written for the swap itself, because which level is live
+//! is a pure function of the durable transcripts (a level is live once its
+//! predecessor ended in a way the policy advances on), so a restart lands on
+//! the same level (`rehydrate_run`).
+//!
+//! What seats see stays one session: envelope revisions keep increasing across
+//! levels (`revision_base` + the level kernel's cursor; a level starts one past
+//! the last revision of the level before), so tick ids and default submission
+//! ids never repeat, and `gaos.session.episode {id, index}` names the level.
+//! Level `i > 0` stores its events under `<sessionId>/level/<i>` (a `/` is
+//! never part of a session id).
+
+use std::sync::Arc;
+
+use gaos_json::{Map, Value};
+use gaos_kernel::event::SessionTranscript;
+use gaos_kernel::protocol::make_tick_id;
+use gaos_kernel::replay::{RunFinalizeOptions, finalize_run_replay};
+use gaos_kernel::{CommandSubmission, DynReducer, EventBody, Game, SessionEvent, SessionKernel};
+
+use super::SessionActor;
+use super::lane::TranscriptHash;
+use crate::config::SessionConfig;
+use crate::envelope::{self, EpisodeMark, Finalization};
+use crate::error::HostError;
+use crate::storage::StoreReader;
+
+/// Where a session is in its run; a session that is not a run stays at
+/// level 0 with no offset.
+#[derive(Debug, Default)]
+pub(crate) struct Episodes {
+    index: usize,
+    /// Added to the live kernel's cursor to give the envelope revision.
+    revision_base: u64,
+    /// The transcripts of the levels already played, in order.
+    finished: Vec<SessionTranscript>,
+}
+
+/// The storage key of level `index`'s events.
+pub(crate) fn events_key(session_id: &str, index: usize) -> String {
+    if index == 0 { session_id.to_owned() } else { format!("{session_id}/level/{index}") }
+}
+
+/// The status of a kernel's terminal resolution (`None` while it plays).
+fn ended_status(kernel: &SessionKernel<DynReducer>) -> Option<String> {
+    if !kernel.is_terminal() {
+        return None;
+    }
+    kernel.events().iter().rev().find_map(|e| match &e.body {
+        EventBody::Resolution { result, .. } => Some(result.status.clone()),
+        _ => None,
+    })
+}
+
+fn fresh_level(
+    config: &SessionConfig,
+    game: &Arc<dyn Game>,
+    index: usize,
+) -> Option<Result<SessionKernel<DynReducer>, String>> {
+    let options = config.level_options(game, index)?;
+    Some(options.and_then(|o| SessionKernel::from_shared(Arc::new(o)).map_err(|e| e.to_string())))
+}
+
+impl Episodes {
+    /// The session revision of `kernel`'s window (`kernel` is the live level).
+    pub(crate) fn revision_at_start(&self, kernel: &SessionKernel<DynReducer>) -> u64 {
+        self.revision_base + kernel.cursor()
+    }
+
+    /// Move past a finished level to the fresh `next` one.
+    fn advance(&mut self, finished: &SessionKernel<DynReducer>) {
+        self.revision_base += finished.cursor() + 1;
+        self.finished.push(finished.live_transcript());
+        self.index += 1;
+    }
+}
+
+/// After a restart: from level 0's rehydrated kernel, walk on through every
+/// level the run reached, each rehydrated from its own stored events.
+pub(crate) async fn rehydrate_run(
+    config: &SessionConfig,
+    game: &Arc<dyn Game>,
+    reader: &Arc<dyn StoreReader>,
+    first: SessionKernel<DynReducer>,
+) -> Result<(SessionKernel<DynReducer>, Episodes), HostError> {
+    let mut kernel = first;
+    let mut episodes = Episodes::default();
+    while let Some(options) = next_level_options(config, game, episodes.index, &kernel) {
+        let options = Arc::new(options.map_err(HostError::internal)?);
+        let key = events_key(&config.session_id, episodes.index + 1);
+        let reader = Arc::clone(reader);
+        let stored = tokio::task::spawn_blocking(move || reader.load_events(&key))
+            .await
+            .map_err(|e| HostError::internal(format!("loading a level's events failed: {e}")))?
+            .map_err(|e| HostError::unavailable(format!("loading a level's events failed: {e}")))?;
+        let mut events = Vec::with_capacity(stored.len());
+        for event in &stored {
+            let value = gaos_json::parse(&event.body).map_err(|e| {
+                HostError::internal(format!(
+                    "event {} of {} level {} is not JSON: {e}",
+                    event.seq,
+                    config.session_id,
+                    episodes.index + 1
+                ))
+            })?;
+            events.push(SessionEvent::from_value(&value).map_err(HostError::internal)?);
+        }
+        let next = SessionKernel::rehydrate(options, None, events).map_err(|e| {
+            HostError::internal(format!(
+                "level {} of {} failed to rehydrate: {e}",
+                episodes.index + 1,
+                config.session_id
+            ))
+        })?;
+        episodes.advance(&kernel);
+        kernel = next;
+    }
+    Ok((kernel, episodes))
+}
+
+/// The options of the level after `index` when `kernel` (level `index`)
+/// ended and the run advances.
+fn next_level_options(
+    config: &SessionConfig,
+    game: &Arc<dyn Game>,
+    index: usize,
+    kernel: &SessionKernel<DynReducer>,
+) -> Option<Result<gaos_kernel::KernelOptions<DynReducer>, String>> {
+    let status = ended_status(kernel)?;
+    if !config.run.as_ref()?.advances_after(index, &status) {
+        return None;
+    }
+    config.level_options(game, index + 1)
+}
+
+impl SessionActor {
+    /// The envelope revision of the live window.
+    pub(super) fn revision(&self) -> u64 {
+        self.episodes.revision_base + self.kernel.cursor()
+    }
+
+    /// The revision a prepared resolution of the live level reaches at `cursor`.
+    pub(super) fn revision_at(&self, cursor: u64) -> u64 {
+        self.episodes.revision_base + cursor
+    }
+
+    /// `gaos.session.episode` of the live level.
+    pub(super) fn episode_mark(&self) -> EpisodeMark {
+        self.mark_of(self.episodes.index)
+    }
+
+    fn mark_of(&self, index: usize) -> EpisodeMark {
+        match &self.config.run {
+            None => EpisodeMark::single(&self.id),
+            Some(run) => EpisodeMark {
+                id: format!("{}:level-{index}", self.id),
+                index: index as u64,
+                level_id: Some(run.levels[index].id.clone()),
+            },
+        }
+    }
+
+    /// Where the live level's events are stored.
+    pub(super) fn events_key(&self) -> String {
+        events_key(&self.id, self.episodes.index)
+    }
+
+    /// Whether an accepted submission may belong to an earlier level (its
+    /// stored answer is then looked up even though this kernel never saw it).
+    pub(super) fn has_earlier_levels(&self) -> bool {
+        self.episodes.index > 0
+    }
+
+    /// A submission as the live level's kernel reads it: the session's
+    /// revision and tick id turned into the level's own.
+    pub(super) fn level_submission(&self, mut submission: CommandSubmission) -> Result<CommandSubmission, HostError> {
+        let base = self.episodes.revision_base;
+        if base == 0 {
+            return Ok(submission);
+        }
+        let revision = submission.revision;
+        if revision.fract() != 0.0 || revision < 0.0 {
+            return Ok(submission); // the kernel's own check names the defect
+        }
+        let revision = revision as u64;
+        if revision < base {
+            return Err(HostError::conflict(
+                "stale_tick",
+                format!(
+                    "revision {revision} belongs to an earlier level of this run; observe the current one ({})",
+                    self.revision()
+                ),
+            ));
+        }
+        if submission.tick_id == make_tick_id(&self.id, revision) {
+            submission.tick_id = make_tick_id(&self.id, revision - base);
+        }
+        submission.revision = (revision - base) as f64;
+        Ok(submission)
+    }
+
+    /// The first envelope of the next level as `seat` will see it, when the
+    /// resolution that ends the live level at `cursor` with `status` makes
+    /// the run advance (what the act that ended the level is answered).
+    pub(super) fn next_level_envelope(&self, seat: &str, status: &str, cursor: u64, ext_extra: Map) -> Option<Value> {
+        let run = self.config.run.as_ref()?;
+        if !run.advances_after(self.episodes.index, status) {
+            return None;
+        }
+        let next = match fresh_level(&self.config, &self.game, self.episodes.index + 1)? {
+            Ok(kernel) => kernel,
+            Err(e) => {
+                tracing::error!(session = %self.id, error = %e, "the run's next level cannot start");
+                return None;
+            }
+        };
+        let view = next.observe(seat).ok()?;
+        let legal = self.game.legal_actions(&view, seat);
+        let tick = envelope::observation(&view, legal, false);
+        let mut ext = envelope::base_extensions(&self.mark_of(self.episodes.index + 1), &Finalization::Live);
+        ext.extend(ext_extra);
+        Some(envelope::envelope(&self.id, self.revision_at(cursor) + 1, tick, None, ext))
+    }
+
+    /// After a committed transition: when the live level ended and the run
+    /// advances, start the next level (several, should one end at once).
+    pub(super) fn advance_episode_if_due(&mut self) {
+        while let Some(options) = next_level_options(&self.config, &self.game, self.episodes.index, &self.kernel) {
+            let next = match options.and_then(|o| SessionKernel::from_shared(Arc::new(o)).map_err(|e| e.to_string())) {
+                Ok(kernel) => kernel,
+                Err(e) => {
+                    tracing::error!(session = %self.id, error = %e, "the run's next level cannot start");
+                    return;
+                }
+            };
+            self.episodes.advance(&self.kernel);
+            self.kernel = next;
+            self.transcript = TranscriptHash::of(&self.kernel);
+            tracing::info!(session = %self.id, level = self.episodes.index, "the run advanced to its next level");
+        }
+    }
+
+    /// The run replay (`finalize_run_replay` over every level played), or
+    /// `None` for a session that is not a run.
+    pub(super) fn run_replay_text(&self) -> Option<Result<String, HostError>> {
+        let run = self.config.run.as_ref()?;
+        let mut transcripts = self.episodes.finished.clone();
+        transcripts.push(self.kernel.live_transcript());
+        let mut max = 1u64;
+        for transcript in &transcripts {
+            for event in &transcript.events {
+                if let EventBody::Resolution { inputs, .. } = &event.body {
+                    for input in inputs {
+                        if let Some(n) = input.action.id.strip_prefix("Action ").and_then(|n| n.parse::<u64>().ok()) {
+                            max = max.max(n);
+                        }
+                    }
+                }
+            }
+        }
+        let options = RunFinalizeOptions {
+            seed: self.config.seed,
+            perm: (0..max).collect(),
+            advance_policy: run.advance,
+            visibility: None,
+            extensions: None,
+            include_host_time: false,
+        };
+        Some(
+            finalize_run_replay(&transcripts, &options)
+                .map(|artifact| artifact.to_jsonl())
+                .map_err(|e| HostError::internal(format!("finalizing the run replay failed: {e}"))),
+        )
+    }
+
+    /// The transcripts of the levels a run already played, each its header
+    /// line then its events (the transcript route prints the live level after).
+    pub(super) fn finished_levels_transcript(&self) -> String {
+        let mut out = String::new();
+        for transcript in &self.episodes.finished {
+            out.push_str(&gaos_json::canonical_json(&transcript.header.to_value()));
+            out.push('\n');
+            for event in &transcript.events {
+                out.push_str(&event.canonical());
+                out.push('\n');
+            }
+        }
+        out
+    }
+}
