@@ -16,6 +16,7 @@ mod finalize;
 mod lane;
 mod leases;
 mod mailbox;
+mod seat_states;
 mod streams;
 mod timers;
 
@@ -40,6 +41,7 @@ use crate::storage::writer::Writer;
 use crate::storage::{SessionStateKey, SessionStatus, StoreReader, StoredAnswer, WriteBatch, WriteOp};
 
 pub use mailbox::{ActorHandle, Command, SessionSummary};
+pub use seat_states::SeatState;
 pub use streams::{StreamItem, Subscription};
 
 use lane::TranscriptHash;

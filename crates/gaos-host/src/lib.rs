@@ -43,6 +43,7 @@ pub(crate) mod metrics;
 pub(crate) mod openapi;
 pub(crate) mod receipts;
 pub(crate) mod schedule;
+pub(crate) mod seat_status;
 pub mod serve;
 pub mod storage;
 pub(crate) mod wire;

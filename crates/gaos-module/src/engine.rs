@@ -37,10 +37,11 @@ pub(crate) enum HostFn {
     Command,
     Timeout,
     Legal,
+    Render,
 }
 
 impl HostFn {
-    const ALL: [HostFn; 7] = [
+    const ALL: [HostFn; 8] = [
         HostFn::Init,
         HostFn::Advance,
         HostFn::ViewFor,
@@ -48,6 +49,7 @@ impl HostFn {
         HostFn::Command,
         HostFn::Timeout,
         HostFn::Legal,
+        HostFn::Render,
     ];
 
     fn property(self) -> &'static str {
@@ -59,6 +61,7 @@ impl HostFn {
             HostFn::Command => "command",
             HostFn::Timeout => "timeout",
             HostFn::Legal => "legal",
+            HostFn::Render => "render",
         }
     }
 
@@ -72,6 +75,7 @@ impl HostFn {
             HostFn::Command => "commandToAction",
             HostFn::Timeout => "timeoutToAction",
             HostFn::Legal => "legalActions",
+            HostFn::Render => "render",
         }
     }
 }
