@@ -114,7 +114,7 @@ function seatCell(session) {
   if (!session.seatStates) return (session.seats || []).join(", ");
   return h("ul", { class: "seat-list" }, session.seatStates.map((s) =>
     h("li", { "data-seat": s.seat },
-      h("strong", {}, s.seat), s.window === "idle" ? "" : ` · ${s.window}`, ` · lease ${leaseText(s.lease)}`, s.paused ? " · paused" : "")));
+      h("strong", {}, s.seat), s.window === "idle" ? "" : ` · ${s.window}`, s.lease ? ` · lease ${leaseText(s.lease)}` : " · no lease holder", s.paused ? " · paused" : "")));
 }
 
 async function loadSessions(token, target) {
