@@ -58,12 +58,15 @@ struct Sample {
     bytes: f64,
 }
 
-fn measure(browser: &Browser, page: &Page) -> Sample {
+fn measure(browser: &Browser, page: &Page, run: usize) -> Sample {
     let (_, url, ready) = page;
-    // A blank page first, so every run is a full navigation to the page.
-    browser.goto("about:blank");
+    // A query of its own makes every run a full navigation (the pages ignore it).
+    let url = match url.split_once('#') {
+        Some((path, fragment)) => format!("{path}?run={run}#{fragment}"),
+        None => format!("{url}?run={run}"),
+    };
     let started = Instant::now();
-    browser.goto(url);
+    browser.goto(&url);
     browser.wait_for(ready, WAIT);
     let shown_ms = started.elapsed().as_secs_f64() * 1000.0;
     let timing = browser.execute(
@@ -80,12 +83,20 @@ fn stats(mut values: Vec<f64>) -> (f64, f64) {
     (values[values.len() / 2], *values.last().unwrap())
 }
 
-fn report(label: &str, browser: &Browser, pages: &[Page], runs: usize) {
+/// Each sample in a fresh browser: the watch and play pages hold a stream
+/// open, and a page left behind may keep its connection (Chromium allows six
+/// per host), which would stall the next page's assets.
+fn report(label: &str, pages: &[Page], runs: usize) {
     println!("{label}");
     println!("  {:<8} {:>14} {:>14} {:>16} {:>10}", "page", "load median", "load worst", "content median", "bytes");
     for page in pages {
-        measure(browser, page); // warm the browser's own start-up for this page
-        let samples: Vec<Sample> = (0..runs).map(|_| measure(browser, page)).collect();
+        let samples: Vec<Sample> = (1..=runs)
+            .map(|run| {
+                let browser = Browser::start();
+                browser.goto("about:blank");
+                measure(&browser, page, run)
+            })
+            .collect();
         let (load, load_worst) = stats(samples.iter().map(|s| s.load_ms).collect());
         let (shown, _) = stats(samples.iter().map(|s| s.shown_ms).collect());
         let (bytes, _) = stats(samples.iter().map(|s| s.bytes).collect());
@@ -148,15 +159,14 @@ fn main() {
         ("play", format!("{base}/sessions/{id}/play#token={alice}&seat=alice"), "button.action"),
         ("replay", format!("{base}/replay#token={spectator}"), "#replay-file"),
     ];
-    let browser = Browser::start();
-    report("idle host", &browser, &pages, args.runs);
+    report("idle host", &pages, args.runs);
 
     let stop = Arc::new(AtomicBool::new(false));
     let requests = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
     let workers = load(&server, args.load, &stop, &requests);
     std::thread::sleep(Duration::from_millis(500));
-    report(&format!("under load ({} client threads playing tictactoe)", args.load), &browser, &pages, args.runs);
+    report(&format!("under load ({} client threads playing tictactoe)", args.load), &pages, args.runs);
     stop.store(true, Ordering::Relaxed);
     for worker in workers {
         let _ = worker.join();
