@@ -366,7 +366,13 @@ fn finish(
     let svg = task_scores_svg(manifest, aggregate)?;
     std::fs::write(&chart, svg.as_bytes()).map_err(|e| format!("cannot write {}: {e}", chart.display()))?;
     let report = out.join("report.html");
-    let html = crate::bench_report::report_html(manifest, aggregate, &packed.bundle.episodes, &svg);
+    let html = gaos_web::bench_report::report_html(
+        manifest,
+        aggregate,
+        &packed.bundle.episodes,
+        &svg,
+        gaos_web::bench_report::ReplayLinks::BundleFiles,
+    );
     std::fs::write(&report, html).map_err(|e| format!("cannot write {}: {e}", report.display()))?;
     Ok(Finished {
         bundle,

@@ -47,6 +47,12 @@ pub(crate) enum Command {
         game_dirs: Vec<PathBuf>,
         #[command(flatten)]
         module_limits: modules::ModuleLimitArgs,
+        /// Serve the benchmark runs in DIR (output directories of `gaos
+        /// bench run`) at /bench/: each run's report, its episodes opening
+        /// in the replay viewer. Read-only, and open to anyone who reaches
+        /// the host (page links carry no token).
+        #[arg(long, value_name = "DIR")]
+        bench_reports: Option<PathBuf>,
     },
     /// Conformance-pack tools.
     Conformance {
@@ -128,8 +134,11 @@ pub(crate) fn dispatch(command: Command, registry: &GameRegistry) -> ExitCode {
             game_modules,
             game_dirs,
             module_limits,
+            bench_reports,
         } => match modules::with_modules(registry, &game_modules, &game_dirs, &module_limits) {
-            Ok(registry) => serve_cmd::run(&registry, data, listen, lease_min_ms, lease_max_ms, test_clock, limits),
+            Ok(registry) => {
+                serve_cmd::run(&registry, data, listen, lease_min_ms, lease_max_ms, test_clock, limits, bench_reports)
+            }
             Err(e) => {
                 eprintln!("gaos serve: {e}");
                 ExitCode::from(2)

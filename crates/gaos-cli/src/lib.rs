@@ -18,7 +18,6 @@
 
 mod app;
 mod bench_cmd;
-mod bench_report;
 mod cli;
 mod kernel_bench;
 mod kernel_bench_memory;

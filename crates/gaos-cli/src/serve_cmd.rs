@@ -93,6 +93,7 @@ impl LimitArgs {
 }
 
 /// Run the host until SIGINT or SIGTERM.
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     registry: &GameRegistry,
     data: PathBuf,
@@ -101,6 +102,7 @@ pub fn run(
     lease_max_ms: u64,
     test_clock: bool,
     limits: LimitArgs,
+    bench_reports: Option<PathBuf>,
 ) -> ExitCode {
     init_logging();
     let max_command_bytes = limits.max_command_bytes;
@@ -159,7 +161,11 @@ pub fn run(
         // and their replay-frames route, open to any token of this host.
         let web_host = host.clone();
         let authorize: gaos_web::Authorize = Arc::new(move |token: &str| web_host.caller(Some(token)).is_ok());
-        let web = gaos_web::WebOptions { registry: host.registry().clone(), authorize };
+        if let Some(dir) = &bench_reports {
+            println!("gaos serve: benchmark reports of {} at http://{address}/bench/", dir.display());
+        }
+        let web =
+            gaos_web::WebOptions { registry: host.registry().clone(), authorize, bench_reports: bench_reports.clone() };
         let host = host.clone();
         let resolve_seat: gaos_mcp::http::ResolveSeat = Arc::new(move |token: &str| match host.caller(Some(token)) {
             Ok(Caller::Seat { session_id, seat }) => Some((session_id, seat)),

@@ -98,6 +98,7 @@ fn shapes() -> Vec<Shape> {
         ),
         post("/v1/sessions/{id}/seats/{seat}/token", Who::Operator, true, vec![json!({"seat": 5})]),
         get("/v1/sessions/{id}/snapshot", Who::Alice),
+        get("/v1/sessions/{id}/seats", Who::Alice),
         get("/v1/sessions/{id}/stream", Who::Alice),
         get("/v1/sessions/{id}/replay", Who::Alice),
         get("/v1/sessions/{id}/result", Who::Alice),

@@ -17,6 +17,7 @@ mod finalize;
 mod lane;
 mod leases;
 mod mailbox;
+mod seat_states;
 mod streams;
 mod timers;
 
@@ -42,6 +43,7 @@ use crate::storage::{SessionStateKey, SessionStatus, StoreReader, StoredAnswer, 
 
 pub(crate) use episodes::{Episodes, rehydrate_run};
 pub use mailbox::{ActorHandle, Command, SessionSummary};
+pub use seat_states::SeatState;
 pub use streams::{StreamItem, Subscription};
 
 use lane::TranscriptHash;

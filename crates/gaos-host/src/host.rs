@@ -788,6 +788,8 @@ impl Host {
                     cursor: live.map(|s| s.cursor),
                     tick: live.map(|s| s.tick),
                     seats: live.map(|s| s.seats.clone()),
+                    seat_states: live.map(|s| s.seat_states.clone()),
+                    paused: live.map(|s| s.paused),
                     id: record.id,
                     game: record.game_id,
                     created_at: record.created_at_ms,

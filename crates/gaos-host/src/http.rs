@@ -120,6 +120,10 @@ async fn result(State(host): State<Host>, Path(id): Path<String>, caller: Caller
     Ok(host.result(&caller, &id).await?.into_response())
 }
 
+async fn seats(State(host): State<Host>, Path(id): Path<String>, caller: Caller) -> Answered {
+    Ok(json_response(StatusCode::OK, &host.seat_status(&caller, &id).await?))
+}
+
 async fn replay(State(host): State<Host>, Path(id): Path<String>, caller: Caller) -> Answered {
     Ok(text(gaos_kernel::replay::MEDIA_TYPE, host.replay(&caller, &id).await?))
 }
@@ -297,6 +301,7 @@ pub fn router(host: Host) -> Router {
         .route("/v1/sessions/{id}/result", get(result))
         .route("/v1/sessions/{id}/seats/{seat}/token", post(reissue))
         .route("/v1/sessions/{id}/snapshot", get(snapshot))
+        .route("/v1/sessions/{id}/seats", get(seats))
         .route("/v1/sessions/{id}/stream", get(stream))
         .route("/v1/sessions/{id}/replay", get(replay))
         .route("/v1/sessions/{id}/transcript", get(transcript))

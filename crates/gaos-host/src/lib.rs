@@ -44,6 +44,7 @@ pub(crate) mod openapi;
 pub(crate) mod receipts;
 pub(crate) mod run_spec;
 pub(crate) mod schedule;
+pub(crate) mod seat_status;
 pub mod serve;
 pub mod storage;
 pub(crate) mod wire;

@@ -101,6 +101,11 @@ pub(crate) struct SessionRow {
     pub tick: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seats: Option<Vec<String>>,
+    /// Per seat: submitted/awaited in the open window and its lease.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seat_states: Option<Vec<crate::actor::SeatState>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paused: Option<bool>,
 }
 
 /// `GET /v1/admin/reconcile`: what happened to stored sessions at start.
@@ -149,6 +154,8 @@ mod tests {
             cursor: None,
             tick: None,
             seats: None,
+            seat_states: None,
+            paused: None,
         };
         assert_eq!(gaos_json::canonical_json(&value(&row)), r#"{"createdAt":7,"game":"g","id":"s","status":"active"}"#);
         let report = ReconcileReport {

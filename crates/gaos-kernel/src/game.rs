@@ -281,4 +281,13 @@ pub trait Game: Send + Sync {
     /// The concrete commands `seat` may submit now, given its own view.
     /// Each entry is a command the game's `command_to_action` accepts.
     fn legal_actions(&self, view: &Value, seat: &str) -> Vec<Value>;
+
+    /// A picture of `view` (HTML or SVG text) for people watching or playing:
+    /// `seat` is the seat whose view it is, `None` for the public view. It
+    /// must be a pure function of its arguments; the web pages show it in a
+    /// sandboxed frame (no scripts), next to their own generic layout.
+    /// `None`: the game has no renderer (the default).
+    fn render(&self, _view: &Value, _seat: Option<&str>) -> Option<Result<String, GameError>> {
+        None
+    }
 }

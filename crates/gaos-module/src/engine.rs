@@ -40,10 +40,12 @@ pub(crate) enum HostFn {
     Legal,
     /// Re-derive a stored state (a restored checkpoint).
     Derive,
+    /// A module's `render(view, seat)` (markup, not a JSON value).
+    Render,
 }
 
 impl HostFn {
-    const ALL: [HostFn; 8] = [
+    const ALL: [HostFn; 9] = [
         HostFn::Init,
         HostFn::Advance,
         HostFn::ViewFor,
@@ -52,6 +54,7 @@ impl HostFn {
         HostFn::Timeout,
         HostFn::Legal,
         HostFn::Derive,
+        HostFn::Render,
     ];
 
     fn property(self) -> &'static str {
@@ -64,6 +67,7 @@ impl HostFn {
             HostFn::Timeout => "timeout",
             HostFn::Legal => "legal",
             HostFn::Derive => "derive",
+            HostFn::Render => "render",
         }
     }
 
@@ -74,7 +78,7 @@ impl HostFn {
             HostFn::Command => Reading::Value("command"),
             HostFn::Timeout => Reading::Value("timeout"),
             HostFn::Legal => Reading::Value("legal"),
-            HostFn::ViewFor | HostFn::Validate => Reading::Text,
+            HostFn::ViewFor | HostFn::Validate | HostFn::Render => Reading::Text,
         }
     }
 
@@ -89,6 +93,7 @@ impl HostFn {
             HostFn::Timeout => "timeoutToAction",
             HostFn::Legal => "legalActions",
             HostFn::Derive => "reducer.view (of a restored state)",
+            HostFn::Render => "render",
         }
     }
 }

@@ -16,6 +16,10 @@ use crate::pool::Pool;
 use crate::reducer::{ModuleReducer, ReducerMeta};
 use crate::sources::{ModuleIdentity, Sources};
 
+/// The most markup one `render(view, seat)` call may return: a picture of
+/// one position, not a page (the pages ask for it at every transition).
+pub const MAX_RENDER_BYTES: usize = 256 * 1024;
+
 /// What the module's default export declares (read once, at load).
 #[derive(Debug, Clone)]
 pub(crate) struct GameMeta {
@@ -27,6 +31,7 @@ pub(crate) struct GameMeta {
     pub(crate) reducer: ReducerMeta,
     pub(crate) has_timeout_to_action: bool,
     pub(crate) has_legal_actions: bool,
+    pub(crate) has_render: bool,
 }
 
 impl GameMeta {
@@ -68,6 +73,7 @@ impl GameMeta {
             reducer,
             has_timeout_to_action: flag(&value, "hasTimeoutToAction"),
             has_legal_actions: flag(&value, "hasLegalActions"),
+            has_render: flag(&value, "hasRender"),
         })
     }
 }
@@ -347,5 +353,24 @@ impl Game for ModuleGame {
             tracing::warn!(target: "gaos_module", module = %self.core.identity.entry.display(), "{e}");
             Vec::new()
         })
+    }
+
+    fn render(&self, view: &Value, seat: Option<&str>) -> Option<Result<String, GameError>> {
+        if !self.meta.has_render {
+            return None;
+        }
+        let view = view.to_string();
+        Some(self.core.call_text(None, HostFn::Render, &[Arg::Text(&view), Arg::Text(seat.unwrap_or(""))]).and_then(
+            |html| {
+                if html.len() > MAX_RENDER_BYTES {
+                    return Err(GameError::new(format!(
+                        "render(view, seat) of {} returned {} bytes; at most {MAX_RENDER_BYTES} are shown",
+                        self.meta.game_ref.id,
+                        html.len()
+                    )));
+                }
+                Ok(html)
+            },
+        ))
     }
 }

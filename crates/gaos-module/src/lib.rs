@@ -41,7 +41,7 @@ use std::time::Duration;
 
 pub use adapter::{ReplayAdapter, load_replay_adapter};
 pub use error::{BUNDLE_HINT, ModuleError};
-pub use game::ModuleGame;
+pub use game::{MAX_RENDER_BYTES, ModuleGame};
 pub use reducer::ModuleState;
 pub use sources::{ModuleFile, ModuleIdentity};
 

@@ -483,6 +483,7 @@
     const commandToAction = field("commandToAction", ["function"], true);
     const timeoutToAction = field("timeoutToAction", ["function"], false);
     const legalActions = field("legalActions", ["function"], false);
+    const render = field("render", ["function"], false);
     const shape = readReducer(reducer, `${where}.reducer`);
     if (cadence.mode === "ticks" && shape.advance === undefined) {
       throw shapeError(`${where}.cadence is ticks, which needs reducer.advance (a TickReducer): an ActionReducer cannot resolve an empty tick`);
@@ -497,12 +498,14 @@
         reducer: shape.meta,
         hasTimeoutToAction: timeoutToAction !== undefined,
         hasLegalActions: legalActions !== undefined,
+        hasRender: render !== undefined,
       },
       reducer: shape,
       def,
       commandToAction,
       timeoutToAction,
       legalActions,
+      render,
     };
   }
   function readReducer(reducer, where) {
@@ -662,6 +665,21 @@
     host.timeout = (ctxText, timeoutText) => timeout([parse(ctxText), parse(timeoutText)]);
     host.legal = (viewText, seat) => legal([parse(viewText), seat]);
     host.explain = explainer(gameId);
+    // render(view, seat) answers markup, not a JSON value: a string or an
+    // error (seat "" is the public view, handed to the module as null).
+    const renderLabel = `render(view, seat) of ${gameId}`;
+    host.render = (viewText, seat) => {
+      resetLog();
+      if (m.render === undefined) throw new HostError(`${gameId} exports no render(view, seat)`);
+      let out;
+      try {
+        out = apply(m.render, m.def, [parse(viewText), seat === "" ? null : seat]);
+      } catch (e) {
+        throw new HostError(`${renderLabel} threw ${describe(e)}`);
+      }
+      if (typeof out !== "string") throw new HostError(`${renderLabel} must return a string (HTML or SVG), not ${typeName(out)}`);
+      return out;
+    };
     return [stringify(m.meta), host];
   }
 
@@ -714,6 +732,9 @@
         host.timeout = (ctxText, timeoutText) => mapped("timeoutToAction(ctx, timeout)", t2a, [parse(ctxText), parse(timeoutText)]);
         host.legal = () => [];
         host.explain = explainer(file);
+        host.render = () => {
+          throw new HostError(`${file} is a verifier adapter: it renders nothing`);
+        };
         const meta = { reducer: r.meta, hasCommandToAction: c2a !== undefined, hasTimeoutToAction: t2a !== undefined };
         return [stringify(meta), host];
       },

@@ -215,6 +215,19 @@ impl Browser {
         }
     }
 
+    /// Look inside the frame `element` (an `iframe`): finds, texts and
+    /// scripts then see its document, until [`Browser::leave_frame`].
+    pub fn enter_frame(&self, element: &Element) {
+        let mut reference = serde_json::Map::new();
+        reference.insert(ELEMENT_KEY.into(), json!(element.0));
+        self.call("POST", &self.session_path("/frame"), Some(json!({"id": reference})));
+    }
+
+    /// Back to the page's own document after [`Browser::enter_frame`].
+    pub fn leave_frame(&self) {
+        self.call("POST", &self.session_path("/frame"), Some(json!({"id": null})));
+    }
+
     /// Click an element.
     pub fn click(&self, element: &Element) {
         self.call("POST", &self.session_path(&format!("/element/{}/click", element.0)), Some(json!({})));

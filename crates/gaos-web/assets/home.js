@@ -2,6 +2,7 @@
 // (filterable) and a form to create one, answering seat tokens and links.
 
 import { api, storeToken, takeFragment } from "./api.js";
+import { leaseText } from "./seats.js";
 import { h, mount, showError, tokenForm, copyButton, formatTime } from "./ui.js";
 
 const SCOPE = "operator";
@@ -108,6 +109,14 @@ function createdCard(answer, gameId) {
   );
 }
 
+/** A live session's seats with their turn and lease; a stored one's names. */
+function seatCell(session) {
+  if (!session.seatStates) return (session.seats || []).join(", ");
+  return h("ul", { class: "seat-list" }, session.seatStates.map((s) =>
+    h("li", { "data-seat": s.seat },
+      h("strong", {}, s.seat), s.window === "idle" ? "" : ` · ${s.window}`, s.lease ? ` · lease ${leaseText(s.lease)}` : " · no lease holder", s.paused ? " · paused" : "")));
+}
+
 async function loadSessions(token, target) {
   const status = h("select", { id: "filter-status" }, ["", "active", "terminal", "finalized", "revoked"].map((s) => h("option", { value: s }, s || "any status")));
   const text = h("input", { id: "filter-text", type: "search", placeholder: "game or id" });
@@ -120,7 +129,7 @@ async function loadSessions(token, target) {
     const shown = rows.filter((s) => !needle || s.id.toLowerCase().includes(needle) || s.game.toLowerCase().includes(needle));
     body.replaceChildren(...shown.map((s) =>
       h("tr", { "data-session": s.id },
-        h("td", {}, h("code", {}, s.id)), h("td", {}, s.game), h("td", {}, (s.seats || []).join(", ")),
+        h("td", {}, h("code", {}, s.id)), h("td", {}, s.game), h("td", {}, seatCell(s)),
         h("td", {}, h("span", { class: `badge ${s.status}` }, s.status)), h("td", {}, s.cursor ?? ""),
         h("td", {}, formatTime(s.createdAt)),
         h("td", {}, h("a", { href: `/sessions/${encodeURIComponent(s.id)}` }, "Watch")))));

@@ -6,6 +6,8 @@
 import { api, pageSessionId, sessionPath, storeToken, storedParam, submission, takeFragment, ApiError } from "./api.js";
 import { openStream } from "./stream.js";
 import { actionLabel, isOver, renderView, statusText } from "./render.js";
+import { showPicture } from "./picture.js";
+import { fetchSeats } from "./seats.js";
 import { h, mount, showError, tokenForm } from "./ui.js";
 
 const id = pageSessionId();
@@ -16,6 +18,7 @@ let envelope = null;
 let previousView;
 let busy = false;
 let stream = null;
+let game = "";
 
 const status = h("p", { id: "status", role: "status", class: "status" });
 const waiting = h("p", { id: "pending", class: "pending" });
@@ -57,6 +60,11 @@ function start() {
     h("section", { "aria-labelledby": "view-title" }, h("h2", { id: "view-title" }, "Your view"), board),
   );
   refresh();
+  // The game's id, for its picture of this seat's view.
+  fetchSeats(id, token).then((status) => {
+    game = status.game || "";
+    if (envelope) showPicture(board, { game, view: envelope.tick || {}, seat, token });
+  }, () => {});
   if (stream) stream.close();
   // Any event on the seat's stream means the session moved: fetch the tick
   // again, which carries the legal actions and the pending state.
@@ -90,6 +98,7 @@ function show(next) {
     ? `Submitted: ${(next.submittedParticipants || []).join(", ") || "nobody"}. Awaiting: ${(next.awaitingParticipants || []).join(", ")}.`
     : "";
   board.replaceChildren(renderView(view, { seat, previous: previousView === view ? undefined : previousView }));
+  showPicture(board, { game, view, seat, token });
   const legal = Array.isArray(view.legalActions) ? view.legalActions : [];
   const over = isOver(view);
   actions.replaceChildren(

@@ -1,10 +1,12 @@
-// `/replay`: open a replay (file picker, drag and drop, or a finished
-// session's via `#session=ID`), have the host re-simulate it
+// `/replay`: open a replay (file picker, drag and drop, a finished
+// session's via `#session=ID`, or a file this host serves via `#src=PATH`,
+// e.g. a benchmark episode from /bench/), have the host re-simulate it
 // (POST /v1/replays/frames) and step through the frames with a scrubber and
 // play/pause: the public view, each seat's view, the inputs of each step and
 // the verifier's verdict.
 
 import { api, sessionPath, storedToken, storeToken } from "./api.js";
+import { showPicture } from "./picture.js";
 import { renderView } from "./render.js";
 import { h, mount, showError, tokenForm } from "./ui.js";
 
@@ -71,6 +73,11 @@ function start() {
     api(sessionPath(session, "/replay"), { token: storedToken(`watch:${session}`) || storedToken(`play:${session}`) || token(), text: true })
       .then(load)
       .catch(showError);
+  } else if (params.get("src") && params.get("src").startsWith("/") && !params.get("src").startsWith("//")) {
+    // Only a path of this host: the page connects nowhere else.
+    const src = params.get("src");
+    status.textContent = `Loading ${src}…`;
+    api(src, { text: true }).then(load).catch(showError);
   } else {
     status.textContent = "Open a replay to step through it.";
   }
@@ -108,6 +115,7 @@ function select(nextLevel, nextStep) {
   levelSelect.value = String(level);
   status.textContent = `${answer.game} · step ${step} of ${all.length - 1}${frame.tick != null ? ` · tick ${frame.tick}` : ""}${frame.public && frame.public.status ? ` · ${frame.public.status}` : ""}`;
   publicView.replaceChildren(renderView(frame.public, { previous: before ? before.public : undefined }));
+  showPicture(publicView, { game: answer.game, view: frame.public, token: token() });
   inputs.replaceChildren(...(frame.inputs.length ? frame.inputs.map((i) => h("li", {}, `${i.seat || "system"}: ${i.command || JSON.stringify(i.action)}`)) : [h("li", { class: "muted" }, step === 0 ? "The level's start." : "No inputs (an empty tick).")]));
   seatViews.replaceChildren(...Object.entries(frame.seats || {}).map(([seat, view]) =>
     h("details", { class: "card" }, h("summary", {}, `Seat ${seat}`), renderView(view, { seat, previous: before && before.seats ? before.seats[seat] : undefined }))));

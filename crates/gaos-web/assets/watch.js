@@ -6,6 +6,8 @@
 import { api, pageSessionId, sessionPath, storeToken, takeFragment, ApiError } from "./api.js";
 import { openStream } from "./stream.js";
 import { isOver, outcomeText, renderView, statusText } from "./render.js";
+import { showPicture } from "./picture.js";
+import { fetchSeats, seatTable } from "./seats.js";
 import { h, mount, showError, tokenForm } from "./ui.js";
 
 const id = pageSessionId();
@@ -15,6 +17,9 @@ let stream = null;
 let last = null;
 let previous;
 const frames = [];
+let game = "";
+let seatsTimer = null;
+let over = false;
 
 const status = h("p", { id: "status", role: "status", class: "status" });
 const connection = h("p", { id: "connection", class: "muted" }, "Connecting…");
@@ -22,6 +27,7 @@ const board = h("div", { id: "view" });
 const history = h("ol", { id: "history", class: "history", "aria-label": "Transitions" });
 const log = h("ol", { id: "event-log", class: "log", "aria-label": "Event log" });
 const finished = h("div", { id: "finished" });
+const seats = h("div", { id: "seats" });
 
 function start() {
   token = takeFragment(scope);
@@ -35,11 +41,18 @@ function start() {
     connection,
     finished,
     h("div", { class: "columns" },
-      h("section", { "aria-labelledby": "view-title" }, h("h2", { id: "view-title" }, "Public view"), board),
+      h("section", { "aria-labelledby": "view-title" },
+        h("h2", { id: "seats-title" }, "Seats"), seats,
+        h("h2", { id: "view-title" }, "Public view"), board),
       h("section", { "aria-labelledby": "history-title" }, h("h2", { id: "history-title" }, "History"), history,
         h("h2", {}, "Event log"), log)),
   );
   snapshot();
+  refreshSeats();
+  // Submissions that do not resolve a window send the spectator nothing,
+  // so who is awaited is asked for every second while the game runs.
+  if (seatsTimer) clearInterval(seatsTimer);
+  seatsTimer = setInterval(() => !over && refreshSeats(), 1000);
   if (stream) stream.close();
   stream = openStream(sessionPath(id, "/stream"), token, {
     onOpen: () => (connection.textContent = "Live: updates arrive as they happen."),
@@ -59,9 +72,23 @@ function onEvent(name, data) {
     return;
   }
   logEvent(name, value);
+  if (name === "public" || name === "lease") refreshSeats();
   if (name === "public") showFrame(value.tick, value.transitionRevision, value.view);
   // A seat's token streams that seat's deltas: show its view from a snapshot.
   else if (name === "delta" || name === "resync") snapshot();
+}
+
+async function refreshSeats() {
+  try {
+    const status = await fetchSeats(id, token);
+    seats.replaceChildren(seatTable(status));
+    if (!game && status.game) {
+      game = status.game;
+      if (last) showPicture(board, { game, view: last.view, token });
+    }
+  } catch (e) {
+    seats.replaceChildren(h("p", { class: "muted" }, `Seat states are not available: ${e.message}`));
+  }
 }
 
 async function snapshot() {
@@ -92,9 +119,11 @@ function showFrame(tick, revision, view) {
   last = { key, view, tick };
   status.textContent = `Tick ${tick}. ${statusText(view)}`;
   board.replaceChildren(renderView(view, { previous }));
+  showPicture(board, { game, view, token });
   frames.push({ tick, revision, view });
   history.append(h("li", {}, `tick ${tick}${revision != null ? ` · transition ${revision}` : ""} · ${new Date().toLocaleTimeString()}`));
   if (isOver(view)) {
+    over = true;
     finished.replaceChildren(
       h("div", { class: "card result" },
         h("h2", {}, "Finished"),

@@ -27,6 +27,8 @@ pub const ASSETS: &[Asset] = &[
     asset!("stream.js", JS),
     asset!("render.js", JS),
     asset!("ui.js", JS),
+    asset!("picture.js", JS),
+    asset!("seats.js", JS),
     asset!("home.js", JS),
     asset!("play.js", JS),
     asset!("watch.js", JS),

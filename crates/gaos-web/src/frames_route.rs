@@ -13,7 +13,7 @@ use crate::frames::{FramesError, frames};
 /// Replays up to this size (a long maze episode is well under 1 MiB).
 const MAX_REPLAY_BYTES: usize = 8 * 1024 * 1024;
 
-fn error(status: StatusCode, code: &str, message: &str) -> Response {
+pub(crate) fn error(status: StatusCode, code: &str, message: &str) -> Response {
     let body = gaos_json::canonical_json(&gaos_json::obj! { "code" => code, "error" => message }.into());
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
@@ -23,19 +23,20 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
     value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")).map(str::trim)
 }
 
-async fn replay_frames(State(options): State<WebOptions>, headers: HeaderMap, body: String) -> Response {
-    match bearer(&headers) {
-        Some(token) if (options.authorize)(token) => {}
-        Some(_) => {
-            return error(StatusCode::UNAUTHORIZED, "unauthorized", "the bearer token is not valid on this host");
-        }
+/// The 401 answer for a request without a token of this host, if it has none.
+pub(crate) fn bearer_error(options: &WebOptions, headers: &HeaderMap) -> Option<Response> {
+    match bearer(headers) {
+        Some(token) if (options.authorize)(token) => None,
+        Some(_) => Some(error(StatusCode::UNAUTHORIZED, "unauthorized", "the bearer token is not valid on this host")),
         None => {
-            return error(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
-                "send a token of this host as Authorization: Bearer",
-            );
+            Some(error(StatusCode::UNAUTHORIZED, "unauthorized", "send a token of this host as Authorization: Bearer"))
         }
+    }
+}
+
+async fn replay_frames(State(options): State<WebOptions>, headers: HeaderMap, body: String) -> Response {
+    if let Some(refused) = bearer_error(&options, &headers) {
+        return refused;
     }
     let registry = options.registry.clone();
     match tokio::task::spawn_blocking(move || frames(&registry, &body)).await {

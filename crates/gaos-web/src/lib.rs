@@ -1,7 +1,8 @@
 //! The web pages of `gaos serve`: `/` (games, sessions, create), `/sessions/{id}`
 //! (watch as the spectator), `/sessions/{id}/play` (play a seat) and `/replay`
 //! (step through a replay), their assets under `/assets/`, and the one host
-//! route the pages need that the API lacks: `POST /v1/replays/frames`.
+//! routes the pages need that the API lacks: `POST /v1/replays/frames` and
+//! `POST /v1/games/{id}/render` (a game's own picture of a view).
 //!
 //! The pages are static shells: every page is the same small HTML document
 //! naming one ES module, and the module talks to the host's JSON API with the
@@ -11,10 +12,14 @@
 //! with `include_str!`, nothing is fetched from elsewhere.
 
 mod assets;
+pub mod bench_report;
+mod bench_route;
 mod frames;
 mod frames_route;
 mod pages;
+mod render_route;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use gaos_games::GameRegistry;
@@ -32,11 +37,19 @@ pub struct WebOptions {
     /// Token check for `POST /v1/replays/frames` (re-simulation costs CPU,
     /// so only the host's callers may ask for it).
     pub authorize: Authorize,
+    /// `--bench-reports DIR`: serve the benchmark runs in `DIR` under
+    /// `/bench/` (read-only, to anyone who reaches the host).
+    pub bench_reports: Option<PathBuf>,
 }
 
 /// The router of the pages, assets and the frames route. It has no fallback
 /// of its own, so it can be merged into the host's router (which answers
 /// unknown paths).
 pub fn router(options: WebOptions) -> axum::Router {
-    pages::router().merge(frames_route::router(options))
+    let bench = options.bench_reports.clone().map(bench_route::router);
+    let router = pages::router().merge(frames_route::router(options.clone())).merge(render_route::router(options));
+    match bench {
+        Some(bench) => router.merge(bench),
+        None => router,
+    }
 }

@@ -8,8 +8,11 @@ use gaos_testkit::http::get;
 use gaos_web::{WebOptions, router};
 
 async fn serve() -> String {
-    let options =
-        WebOptions { registry: gaos_games::GameRegistry::builtin(), authorize: Arc::new(|t: &str| t == "good") };
+    let options = WebOptions {
+        registry: gaos_games::GameRegistry::builtin(),
+        authorize: Arc::new(|t: &str| t == "good"),
+        bench_reports: None,
+    };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, router(options)).await.unwrap() });

@@ -23,6 +23,11 @@ pub struct SessionSummary {
     pub cursor: u64,
     pub tick: u64,
     pub seats: Vec<String>,
+    /// The game's id.
+    pub game: String,
+    /// Some seat's progress is stopped (lease lapse or safety pause).
+    pub paused: bool,
+    pub seat_states: Vec<super::SeatState>,
 }
 
 /// Messages to a session actor.
@@ -231,12 +236,7 @@ impl SessionActor {
                 let _ = reply.send(Ok(out));
             }
             Command::Summary { reply } => {
-                let _ = reply.send(SessionSummary {
-                    status: self.status,
-                    cursor: self.revision(),
-                    tick: self.kernel.tick(),
-                    seats: self.config.seats.clone(),
-                });
+                let _ = reply.send(self.summary());
             }
             Command::CreatorEnvelope { extensions, reply } => {
                 let _ = reply.send(self.creator_envelope(extensions));

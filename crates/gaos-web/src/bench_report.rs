@@ -1,7 +1,10 @@
-//! `OUT/report.html` of `gaos bench run`: the per-task scores, the chart
-//! (`scores.svg`, inlined), and every episode's outcome with a link to its
-//! replay in the bundle and to a host's replay viewer. One self-contained
-//! file: inline styles, no script, nothing fetched from elsewhere.
+//! The benchmark report: `OUT/report.html` of `gaos bench run`, and the same
+//! page served by `gaos serve --bench-reports DIR` for the runs in `DIR`.
+//! The per-task scores, the chart (`scores.svg`, inlined), and every
+//! episode's outcome with a link to its replay: a file of the bundle beside
+//! the report, or (served by a host) the host's replay viewer opening it.
+//! One self-contained file: inline styles, no script, nothing fetched from
+//! elsewhere.
 
 use gaos_json::{Value, canonical_json};
 use gaos_runner::benchmark::{Aggregate, BenchmarkManifest, BundleEpisode};
@@ -10,7 +13,21 @@ use gaos_runner::benchmark::{Aggregate, BenchmarkManifest, BundleEpisode};
 /// viewer of a `gaos serve` at its default address.
 const VIEWER: &str = "http://127.0.0.1:8899/replay";
 
-fn escape(text: &str) -> String {
+/// Where a report's episode links lead.
+#[derive(Debug, Clone, Copy)]
+pub enum ReplayLinks<'a> {
+    /// A report file beside its `bundle/`: each replay is a file to
+    /// download, and the text points to a host's viewer to open it in.
+    BundleFiles,
+    /// A report a host serves at `base` (`/bench/RUN`): each episode opens
+    /// in this host's replay viewer, which fetches the bundle's file.
+    HostViewer {
+        /// The run's path on the host, without a trailing `/`.
+        base: &'a str,
+    },
+}
+
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -26,7 +43,7 @@ fn escape(text: &str) -> String {
 }
 
 /// A path segment (or path) percent-encoded for an `href`.
-fn href(path: &str) -> String {
+pub(crate) fn href(path: &str) -> String {
     path.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => (b as char).to_string(),
@@ -48,12 +65,13 @@ fn outcome_text(outcome: &Value) -> String {
 }
 
 /// The report's HTML. `chart_svg` is the `scores.svg` text; the episode
-/// links point into `bundle/` beside the report.
-pub(crate) fn report_html(
+/// links point into `bundle/` (relative to the report), as `links` says.
+pub fn report_html(
     manifest: &BenchmarkManifest,
     aggregate: &Aggregate,
     episodes: &[BundleEpisode],
     chart_svg: &str,
+    links: ReplayLinks<'_>,
 ) -> String {
     let title = format!("{} {}", manifest.benchmark.id, manifest.benchmark.version);
     let mut html = format!(
@@ -80,20 +98,35 @@ pub(crate) fn report_html(
     let svg = if svg.starts_with("<?xml") { svg.split_once("?>").map_or(svg, |(_, rest)| rest) } else { svg };
     html.push_str(svg);
     html.push_str("\n</figure>\n<h2>Episodes</h2>\n");
-    html.push_str(&format!(
-        "<p>Each replay is a file of the bundle; open it in the replay viewer of a running <code>gaos serve</code> (<a href=\"{VIEWER}\">{VIEWER}</a>: choose or drop the file) to step through it.</p>\n"
-    ));
+    html.push_str(&match links {
+        ReplayLinks::BundleFiles => format!(
+            "<p>Each replay is a file of the bundle; open it in the replay viewer of a running <code>gaos serve</code> (<a href=\"{VIEWER}\">{VIEWER}</a>: choose or drop the file) to step through it, or serve this run with <code>gaos serve --bench-reports DIR</code> to open each episode by its link.</p>\n"
+        ),
+        ReplayLinks::HostViewer { .. } => {
+            "<p>Each episode's link opens it in this host's replay viewer (any token of the host re-simulates it).</p>\n".to_owned()
+        }
+    });
     html.push_str("<table id=\"episodes\"><thead><tr><th scope=\"col\">Episode</th><th scope=\"col\">Seed</th><th scope=\"col\">Outcome</th><th scope=\"col\">Score</th><th scope=\"col\">Replay</th></tr></thead><tbody>\n");
     for episode in episodes {
         let seed = episode.plan.get("seed").map(canonical_json).unwrap_or_default();
         let file = format!("bundle/{}", episode.file_name());
+        let replay = match links {
+            ReplayLinks::BundleFiles => format!("<a href=\"{}\" download>replay file</a>", escape(&href(&file))),
+            ReplayLinks::HostViewer { base } => {
+                let src = href(&format!("{base}/{file}"));
+                format!(
+                    "<a class=\"open-replay\" href=\"/replay#src={}\">open in the replay viewer</a> · <a href=\"{}\" download>file</a>",
+                    escape(&href(&src)),
+                    escape(&src)
+                )
+            }
+        };
         html.push_str(&format!(
-            "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td><td>{}</td><td><a href=\"{}\" download>replay file</a></td></tr>\n",
+            "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td><td>{}</td><td>{replay}</td></tr>\n",
             escape(&episode.id),
             escape(&seed),
             escape(&outcome_text(&episode.terminal_outcome)),
             escape(&canonical_json(&episode.score)),
-            escape(&href(&file)),
         ));
     }
     html.push_str("</tbody></table>\n</main>\n</body>\n</html>\n");
