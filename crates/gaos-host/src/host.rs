@@ -485,7 +485,7 @@ impl Host {
         }
         let mut ext = Map::new();
         ext.insert(EXT_CREDENTIALS.into(), wire::value(&wire::Credentials { seats: seat_tokens, spectator }));
-        ext.insert(EXT_POLICY.into(), wire::value(&wire::PolicyExtension { digest: config.policy().digest() }));
+        ext.insert(EXT_POLICY.into(), gaos_session::PolicyExtension::of(&config.policy()).to_value());
         if let Some(lease_ext) = &lease_ext {
             ext.insert(EXT_LEASE.into(), wire::value(lease_ext));
         }

@@ -121,7 +121,7 @@ impl SessionActor {
         }
         let mut ext = Map::new();
         ext.insert("gaos.session.request".into(), Value::String(request_id.to_owned()));
-        ext.insert("gaos.session.policy".into(), self.policy.digest().into());
+        ext.insert(gaos_session::EXT_POLICY.into(), gaos_session::PolicyExtension::of(&self.policy).to_value());
         if let Some(metadata) = map.get("metadata") {
             ext.insert("gaos.session.metadata".into(), metadata.clone());
         }
