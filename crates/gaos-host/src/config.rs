@@ -64,6 +64,9 @@ pub(crate) struct SessionConfig {
     /// for built-in and crate games): a host refuses to rehydrate the
     /// session with a module of another digest.
     pub module_sha256: Option<String>,
+    /// The benchmark manifest an official evaluation is bound to
+    /// (`manifests.rs`), kept so finalize scores against the same bytes.
+    pub manifest: Option<Value>,
 }
 
 fn bad(message: impl Into<String>) -> HostError {
@@ -104,6 +107,9 @@ impl SessionConfig {
         if let Some(sha256) = &self.module_sha256 {
             m.insert("moduleSha256".into(), sha256.clone().into());
         }
+        if let Some(manifest) = &self.manifest {
+            m.insert("manifest".into(), manifest.clone());
+        }
         Value::Object(m)
     }
 
@@ -139,6 +145,7 @@ impl SessionConfig {
             created_at_ms: value.get("createdAt").and_then(Value::as_i64).ok_or("config.createdAt")?,
             lease_ms: value.get("leaseMs").and_then(Value::as_u64),
             module_sha256: value.get("moduleSha256").and_then(Value::as_str).map(str::to_owned),
+            manifest: value.get("manifest").cloned(),
         })
     }
 
@@ -229,7 +236,7 @@ pub(crate) fn parse_create(
     bounds: &LeaseBounds,
 ) -> Result<SessionConfig, HostError> {
     let map = body.as_object().ok_or_else(|| bad("the create body must be a JSON object"))?;
-    const KNOWN: [&str; 15] = [
+    const KNOWN: [&str; 16] = [
         "game",
         "requestId",
         "sessionId",
@@ -245,6 +252,7 @@ pub(crate) fn parse_create(
         "policy",
         "limits",
         "lease",
+        "manifest",
     ];
     if let Some(key) = map.keys().find(|k| !KNOWN.contains(&k.as_str())) {
         return Err(bad(format!("unknown create field {key:?} (known: {})", KNOWN.join(", "))));
@@ -373,5 +381,6 @@ pub(crate) fn parse_create(
         created_at_ms: now_ms,
         lease_ms,
         module_sha256: None,
+        manifest: None,
     })
 }

@@ -182,13 +182,36 @@ pub(crate) fn verification_policy() -> SessionPolicy {
     .expect("policy")
 }
 
+/// The benchmark the official-evaluation gates play: conformance/counter's
+/// `default` level (3 rounds), seed 1.
+pub(crate) fn official_manifest() -> Value {
+    json(
+        r#"{"schema":"gaos.benchmark-manifest.v1",
+            "benchmark":{"id":"counter-bench","version":"1","adapter":"conformance/counter"},
+            "tasks":[{"id":"default","seeds":[1],"episodes":1,"maxSteps":5}],
+            "scoring":{"plugin":"gaos.score.outcome","aggregation":"mean"},
+            "submission":{"requireSignedSeats":false,"requireCompleteCoverage":true}}"#,
+    )
+}
+
+/// Official evaluation bound to [`official_manifest`] by its digest.
 pub(crate) fn official_policy() -> SessionPolicy {
-    SessionPolicy::from_value(&json(
-        r#"{"evaluation":{"kind":"official","benchmarkId":"counter-bench","benchmarkVersion":"1","manifestDigest":"abc"},
-            "durability":{"attachable":true},"evidence":{"kind":"verification","attachReceipts":true},
-            "publication":{"kind":"eligible","policyId":"p","policyVersion":"1"}}"#,
-    ))
+    let digest = gaos_json::canonical_sha256_hex(&official_manifest());
+    SessionPolicy::from_value(&json(&format!(
+        r#"{{"evaluation":{{"kind":"official","benchmarkId":"counter-bench","benchmarkVersion":"1","manifestDigest":"{digest}"}},
+            "durability":{{"attachable":true}},"evidence":{{"kind":"verification","attachReceipts":true}},
+            "publication":{{"kind":"eligible","policyId":"p","policyVersion":"1"}}}}"#
+    )))
     .expect("policy")
+}
+
+/// The create request of an official episode: the planned level and seed,
+/// with the manifest the score is bound to.
+pub(crate) fn official_request() -> String {
+    format!(
+        r#"{{"game":"conformance/counter","levelId":"default","seed":1,"participantId":"a","manifest":{}}}"#,
+        gaos_json::canonical_json(&official_manifest())
+    )
 }
 
 /// Create a session and attach every other seat: one handle per seat, in
