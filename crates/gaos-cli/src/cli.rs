@@ -47,6 +47,11 @@ pub(crate) enum Command {
         game_dirs: Vec<PathBuf>,
         #[command(flatten)]
         module_limits: modules::ModuleLimitArgs,
+        /// Hold the benchmark manifest FILE (repeatable): an official
+        /// evaluation whose policy names its digest is bound to it, also
+        /// when the create request does not carry the manifest.
+        #[arg(long = "manifest", value_name = "FILE")]
+        manifests: Vec<PathBuf>,
     },
     /// Conformance-pack tools.
     Conformance {
@@ -123,8 +128,12 @@ pub(crate) fn dispatch(command: Command, registry: &GameRegistry) -> ExitCode {
             game_modules,
             game_dirs,
             module_limits,
+            manifests,
         } => match modules::with_modules(registry, &game_modules, &game_dirs, &module_limits) {
-            Ok(registry) => serve_cmd::run(&registry, data, listen, lease_min_ms, lease_max_ms, test_clock, limits),
+            Ok(registry) => serve_cmd::run(
+                &registry,
+                serve_cmd::ServeSettings { data, listen, lease_min_ms, lease_max_ms, test_clock, limits, manifests },
+            ),
             Err(e) => {
                 eprintln!("gaos serve: {e}");
                 ExitCode::from(2)

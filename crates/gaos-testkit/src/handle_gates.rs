@@ -13,6 +13,7 @@
 
 mod attach;
 mod drivers;
+mod evaluation;
 mod finalize;
 mod options;
 mod play;
@@ -33,6 +34,10 @@ pub use attach::{
     g3_attach_cannot_roll_back_fork_replace_identity_or_mutate_gameplay,
     g4_exact_attach_retries_are_idempotent_and_receipt_chains_verify,
     g9_closing_a_handle_never_touches_authoritative_state,
+};
+pub use evaluation::{
+    finalize_refuses_what_the_policy_or_coverage_forbids_and_practice_is_not_publishable,
+    official_finalize_returns_the_manifest_bound_score_and_verification_facts,
 };
 pub use finalize::{
     a_finalized_sessions_actor_stops_when_its_handles_are_dropped,
@@ -156,6 +161,8 @@ macro_rules! handle_gate_tests {
             the_openai_driver_plays_a_whole_match_through_the_host,
             a_finalized_sessions_actor_stops_when_its_handles_are_dropped,
             act_and_observe_options_name_the_submission_and_bound_the_call,
+            official_finalize_returns_the_manifest_bound_score_and_verification_facts,
+            finalize_refuses_what_the_policy_or_coverage_forbids_and_practice_is_not_publishable,
         );
     };
     (@each $start:path; $($gate:ident),* $(,)?) => {
