@@ -137,7 +137,7 @@ pub async fn finalize_refuses_what_the_policy_or_coverage_forbids_and_practice_i
     let (id, handles) = seat_handles(host, &request, &tight_policy, &["a", "b"]).await;
     play_rounds(&handles, 3).await;
     let unmet = handles[0].finalize(FinalizeRequest::default()).await;
-    let error = unmet.err().expect("coverage unmet");
+    let error = unmet.expect_err("coverage unmet");
     assert_eq!(error.code(), Some("coverage_unmet"));
     assert!(error.to_string().contains("maxSteps 2"), "{error}");
     assert_ne!(host.session_status(&id).await, "finalized");
