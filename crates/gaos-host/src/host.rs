@@ -19,7 +19,7 @@ use crate::envelope::{EXT_CREDENTIALS, EXT_LEASE, EXT_POLICY};
 use crate::error::HostError;
 use crate::host_key::HostKey;
 use crate::lease::{LeaseBook, LeaseOp, Presented};
-use crate::manifests::{ManifestRegistry, bind_manifest, check_planned};
+use crate::manifests::{ManifestRegistry, bound_manifest};
 use crate::metrics::Metrics;
 use crate::storage::writer::Writer;
 use crate::storage::{
@@ -440,11 +440,7 @@ impl Host {
         let bounds = self.inner.options.lease_bounds;
         let mut config = parse_create(&body, &game, session_id.clone(), rand::random::<u32>(), now, &bounds)?;
         config.module_sha256 = crate::games::module_sha256(&self.inner.options.registry, game_id);
-        let registry = &self.inner.options.registry;
-        if let Some(manifest) = bind_manifest(&config.policy(), body.get("manifest"), &self.inner.options.manifests)? {
-            check_planned(&manifest, registry, &game, &config.level_id, &config.level, config.seed)?;
-            config.manifest = Some(manifest.value().clone());
-        }
+        config.manifest = bound_manifest(&config, body.get("manifest"), &self.inner.options, &game)?;
         let options = Arc::new(config.kernel_options(&game).map_err(HostError::invalid_request)?);
         let kernel = SessionKernel::from_shared(options)
             .map_err(|e| HostError::invalid_request(format!("the game refused this session: {e}")))?;

@@ -30,7 +30,9 @@ use gaos_kernel::Game;
 use gaos_session::SessionPolicy;
 use gaos_session::benchmark::{BenchmarkManifest, BenchmarkTask, scoring_plugin};
 
+use crate::config::SessionConfig;
 use crate::error::HostError;
+use crate::host::HostOptions;
 
 /// The manifests a host holds for official evaluation, by digest.
 #[derive(Debug, Clone, Default)]
@@ -62,6 +64,20 @@ impl ManifestRegistry {
     pub fn digests(&self) -> impl Iterator<Item = &str> {
         self.by_digest.keys().map(String::as_str)
     }
+}
+
+/// The manifest a new session's official evaluation is bound to (stored
+/// in its config), or `None` when it is not official; refuses what
+/// [`bind_manifest`] and [`check_planned`] refuse.
+pub(crate) fn bound_manifest(
+    config: &SessionConfig,
+    inline: Option<&Value>,
+    options: &HostOptions,
+    game: &Arc<dyn Game>,
+) -> Result<Option<Value>, HostError> {
+    let Some(manifest) = bind_manifest(&config.policy(), inline, &options.manifests)? else { return Ok(None) };
+    check_planned(&manifest, &options.registry, game, &config.level_id, &config.level, config.seed)?;
+    Ok(Some(manifest.value().clone()))
 }
 
 fn unprocessable(code: &str, message: impl Into<String>) -> HostError {
