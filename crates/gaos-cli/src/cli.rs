@@ -53,6 +53,11 @@ pub(crate) enum Command {
         /// the host (page links carry no token).
         #[arg(long, value_name = "DIR")]
         bench_reports: Option<PathBuf>,
+        /// Hold the benchmark manifest FILE (repeatable): an official
+        /// evaluation whose policy names its digest is bound to it, also
+        /// when the create request does not carry the manifest.
+        #[arg(long = "manifest", value_name = "FILE")]
+        manifests: Vec<PathBuf>,
     },
     /// Conformance-pack tools.
     Conformance {
@@ -135,10 +140,21 @@ pub(crate) fn dispatch(command: Command, registry: &GameRegistry) -> ExitCode {
             game_dirs,
             module_limits,
             bench_reports,
+            manifests,
         } => match modules::with_modules(registry, &game_modules, &game_dirs, &module_limits) {
-            Ok(registry) => {
-                serve_cmd::run(&registry, data, listen, lease_min_ms, lease_max_ms, test_clock, limits, bench_reports)
-            }
+            Ok(registry) => serve_cmd::run(
+                &registry,
+                serve_cmd::ServeSettings {
+                    data,
+                    listen,
+                    lease_min_ms,
+                    lease_max_ms,
+                    test_clock,
+                    limits,
+                    manifests,
+                    bench_reports,
+                },
+            ),
             Err(e) => {
                 eprintln!("gaos serve: {e}");
                 ExitCode::from(2)

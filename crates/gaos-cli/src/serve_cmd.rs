@@ -92,19 +92,52 @@ impl LimitArgs {
     }
 }
 
+/// What `gaos serve` was asked for.
+pub struct ServeSettings {
+    /// `--data`.
+    pub data: PathBuf,
+    /// `--listen`.
+    pub listen: String,
+    /// `--lease-min-ms`.
+    pub lease_min_ms: u64,
+    /// `--lease-max-ms`.
+    pub lease_max_ms: u64,
+    /// `--test-clock`.
+    pub test_clock: bool,
+    /// The connection bounds.
+    pub limits: LimitArgs,
+    /// `--bench-reports`: benchmark run directories served at /bench/.
+    pub bench_reports: Option<PathBuf>,
+    /// `--manifest FILE` (repeatable).
+    pub manifests: Vec<PathBuf>,
+}
+
+/// `--manifest FILE`s, read and validated, by digest.
+fn read_manifests(files: &[PathBuf]) -> Result<gaos_host::manifests::ManifestRegistry, String> {
+    let mut registry = gaos_host::manifests::ManifestRegistry::new();
+    for file in files {
+        let text = std::fs::read_to_string(file).map_err(|e| format!("--manifest {}: {e}", file.display()))?;
+        let manifest = gaos_runner::benchmark::BenchmarkManifest::parse(&text)
+            .map_err(|e| format!("--manifest {}: {e}", file.display()))?;
+        let (id, version) = (manifest.benchmark.id.clone(), manifest.benchmark.version.clone());
+        let digest = registry.register(manifest).map_err(|e| format!("--manifest {}: {e}", file.display()))?;
+        eprintln!("gaos serve: official evaluations of {id} {version} bind to manifest {digest}");
+    }
+    Ok(registry)
+}
+
 /// Run the host until SIGINT or SIGTERM.
-#[allow(clippy::too_many_arguments)]
-pub fn run(
-    registry: &GameRegistry,
-    data: PathBuf,
-    listen: String,
-    lease_min_ms: u64,
-    lease_max_ms: u64,
-    test_clock: bool,
-    limits: LimitArgs,
-    bench_reports: Option<PathBuf>,
-) -> ExitCode {
+pub fn run(registry: &GameRegistry, settings: ServeSettings) -> ExitCode {
+    let ServeSettings { data, listen, lease_min_ms, lease_max_ms, test_clock, limits, manifests, bench_reports } =
+        settings;
     init_logging();
+    let manifests = match read_manifests(&manifests) {
+        Ok(manifests) => manifests,
+        Err(e) => {
+            eprintln!("gaos serve: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let max_command_bytes = limits.max_command_bytes;
     let retention = match limits.retention() {
         Ok(retention) => retention,
@@ -145,6 +178,7 @@ pub fn run(
             test_clock,
             max_command_bytes,
             retention,
+            manifests,
             ..HostOptions::new(registry.clone())
         },
         limits,

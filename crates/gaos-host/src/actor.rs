@@ -7,12 +7,13 @@
 //! One type, [`SessionActor`], in rooms of one concern each: this file holds
 //! its fields, `spawn` and the run loop; `mailbox` the messages and their
 //! dispatch, `envelopes` what seats see, `lane` the persist/commit path,
-//! `act`, `attach`, `finalize`, `streams`, `leases` and `timers` the rest.
+//! `act`, `attach`, `finalize` (with `evaluation`), `streams`, `leases` and `timers` the rest.
 
 mod act;
 mod attach;
 mod envelopes;
 mod episodes;
+mod evaluation;
 mod finalize;
 mod lane;
 mod leases;

@@ -68,6 +68,9 @@ pub(crate) struct SessionConfig {
     /// A multi-level run (`run_spec.rs`): then `seed` is the run seed and
     /// `level_*` name the first level.
     pub run: Option<RunSpec>,
+    /// The benchmark manifest an official evaluation is bound to
+    /// (`manifests.rs`), kept so finalize scores against the same bytes.
+    pub manifest: Option<Value>,
 }
 
 fn bad(message: impl Into<String>) -> HostError {
@@ -111,6 +114,9 @@ impl SessionConfig {
         if let Some(run) = &self.run {
             m.insert("run".into(), run.to_value());
         }
+        if let Some(manifest) = &self.manifest {
+            m.insert("manifest".into(), manifest.clone());
+        }
         Value::Object(m)
     }
 
@@ -147,6 +153,7 @@ impl SessionConfig {
             lease_ms: value.get("leaseMs").and_then(Value::as_u64),
             module_sha256: value.get("moduleSha256").and_then(Value::as_str).map(str::to_owned),
             run: value.get("run").map(RunSpec::from_value).transpose()?,
+            manifest: value.get("manifest").cloned(),
         })
     }
 
@@ -263,7 +270,7 @@ pub(crate) fn parse_create(
     bounds: &LeaseBounds,
 ) -> Result<SessionConfig, HostError> {
     let map = body.as_object().ok_or_else(|| bad("the create body must be a JSON object"))?;
-    const KNOWN: [&str; 16] = [
+    const KNOWN: [&str; 17] = [
         "game",
         "requestId",
         "sessionId",
@@ -280,6 +287,7 @@ pub(crate) fn parse_create(
         "limits",
         "lease",
         "run",
+        "manifest",
     ];
     if let Some(key) = map.keys().find(|k| !KNOWN.contains(&k.as_str())) {
         return Err(bad(format!("unknown create field {key:?} (known: {})", KNOWN.join(", "))));
@@ -421,5 +429,6 @@ pub(crate) fn parse_create(
         lease_ms,
         module_sha256: None,
         run,
+        manifest: None,
     })
 }

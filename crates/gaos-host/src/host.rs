@@ -19,6 +19,7 @@ use crate::envelope::{EXT_CREDENTIALS, EXT_LEASE, EXT_POLICY};
 use crate::error::HostError;
 use crate::host_key::HostKey;
 use crate::lease::{LeaseBook, LeaseOp, Presented};
+use crate::manifests::{ManifestRegistry, bound_manifest};
 use crate::metrics::Metrics;
 use crate::storage::writer::Writer;
 use crate::storage::{
@@ -56,6 +57,9 @@ pub struct HostOptions {
     pub host_key: HostKey,
     /// `--retention-ms` (`retention.rs`; `None`: sessions are kept for ever).
     pub retention: Option<Retention>,
+    /// `--manifest FILE`: benchmark manifests official evaluations may be
+    /// bound to without carrying them in the create request (`manifests.rs`).
+    pub manifests: ManifestRegistry,
 }
 
 impl HostOptions {
@@ -69,6 +73,7 @@ impl HostOptions {
             max_command_bytes: DEFAULT_MAX_COMMAND_BYTES,
             host_key: HostKey::default(),
             retention: None,
+            manifests: ManifestRegistry::new(),
         }
     }
 }
@@ -445,6 +450,7 @@ impl Host {
         let mut config = parse_create(&body, &game, session_id.clone(), rand::random::<u32>(), now, &bounds)?;
         config.module_sha256 = crate::games::module_sha256(&self.inner.options.registry, game_id);
         retention::check_policy(&config.policy, self.inner.options.retention.as_ref())?;
+        config.manifest = bound_manifest(&config, body.get("manifest"), &self.inner.options, &game)?;
         let options = Arc::new(config.kernel_options(&game).map_err(HostError::invalid_request)?);
         let kernel = SessionKernel::from_shared(options)
             .map_err(|e| HostError::invalid_request(format!("the game refused this session: {e}")))?;
@@ -495,7 +501,7 @@ impl Host {
         }
         let mut ext = Map::new();
         ext.insert(EXT_CREDENTIALS.into(), wire::value(&wire::Credentials { seats: seat_tokens, spectator }));
-        ext.insert(EXT_POLICY.into(), wire::value(&wire::PolicyExtension { digest: config.policy().digest() }));
+        ext.insert(EXT_POLICY.into(), gaos_session::PolicyExtension::of(&config.policy()).to_value());
         if let Some(lease_ext) = &lease_ext {
             ext.insert(EXT_LEASE.into(), wire::value(lease_ext));
         }

@@ -39,6 +39,7 @@ pub mod host;
 pub mod host_key;
 pub mod http;
 pub mod lease;
+pub mod manifests;
 pub(crate) mod metrics;
 pub(crate) mod openapi;
 pub(crate) mod receipts;

@@ -34,12 +34,6 @@ pub(crate) struct Credentials {
     pub spectator: String,
 }
 
-/// `gaos.session.policy` of a create answer.
-#[derive(Debug, Serialize)]
-pub(crate) struct PolicyExtension {
-    pub digest: String,
-}
-
 /// The answer of a stop or an emergency stop.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -40,10 +40,10 @@ pub mod checkpoint;
 pub mod error;
 pub mod factory;
 pub mod hosted;
-pub mod manifest;
+pub use gaos_session::benchmark::manifest;
 pub mod orchestrate;
-pub mod plan;
-pub mod scoring;
+pub use gaos_session::benchmark::plan;
+pub use gaos_session::benchmark::scoring;
 pub mod verify;
 
 pub use bundle::{

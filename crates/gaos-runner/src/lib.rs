@@ -121,10 +121,10 @@ pub use driver::{AgentDriver, Decision, DriverContext, InterruptMode, InterruptO
 pub use error::{DriverError, RunError, SessionError};
 pub use gaos_session::{
     ActOptions, AttachReceipt, AttachRequest, BoxFuture, CommandSubmission, ControllerKind, EpisodeIdentity,
-    ExistingHead, FinalizeRequest, HandleState, LifecycleHandle, Observation, ObserveOptions, SessionArtifact,
-    SessionBinding, SessionControllerIdentity, SessionHandle, SessionPolicy, SessionResult, SessionTransport,
-    adopt_existing, announces_terminal, create_session_handle_from_existing, forward_session_handle, observation,
-    policy, receipts, wait_backoff,
+    EvaluationPolicy, ExistingHead, FinalizeRequest, HandleState, LifecycleHandle, Observation, ObserveOptions,
+    SessionArtifact, SessionBinding, SessionControllerIdentity, SessionHandle, SessionPolicy, SessionResult,
+    SessionTransport, adopt_existing, announces_terminal, create_session_handle_from_existing, forward_session_handle,
+    observation, policy, receipts, wait_backoff,
 };
 pub use reconnect::{Reattached, ReconnectPolicy, Reconnecting};
 pub use run::{

@@ -26,6 +26,7 @@
 
 pub mod adopt;
 pub mod answers;
+pub mod benchmark;
 pub mod episode_host;
 pub mod error;
 pub mod extensions;
@@ -55,7 +56,8 @@ pub use observation::{
 };
 pub use options::{ActOptions, ObserveOptions};
 pub use policy::{
-    ControllerKind, EvaluationKind, EvidenceKind, SessionControllerIdentity, SessionPolicy, validate_controller,
+    ControllerKind, EvaluationKind, EvaluationPolicy, EvidenceKind, EvidencePolicy, OfficialEvaluation,
+    PolicyExtension, SessionControllerIdentity, SessionPolicy, validate_controller,
 };
 pub use receipts::{AttachReceipt, ReceiptBody};
 pub use requests::{AttachRequest, FinalizeRequest, LeaseRequest, SubmissionCounter, default_submission_id};

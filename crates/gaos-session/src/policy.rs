@@ -2,7 +2,7 @@
 //! host validates and pins when a session is created.
 
 use gaos_json::{Map, Value, canonical_json, canonical_sha256_hex};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Controller kinds RFC-018 names.
 pub const CONTROLLER_KINDS: [&str; 5] = ["human", "provider", "cli", "local-agent", "mixed"];
@@ -225,6 +225,114 @@ impl EvidenceKind {
     }
 }
 
+/// `policy.evaluation` as a type (`{kind:"none"} | {kind:"practice", evaluator?} |
+/// {kind:"official", benchmarkId, benchmarkVersion, manifestDigest}`): the one
+/// Rust shape of it, read from a validated [`SessionPolicy`] with
+/// [`SessionPolicy::evaluation_policy`] and built into one with
+/// [`SessionPolicy::with_evaluation`].
+///
+/// ```
+/// use gaos_session::policy::{EvaluationPolicy, SessionPolicy};
+///
+/// let official = EvaluationPolicy::official("maze-bench", "1", "2c82…");
+/// let policy = SessionPolicy::host_default().with_evaluation(&official);
+/// assert_eq!(policy.evaluation_policy(), official);
+/// assert_eq!(policy.evaluation_kind(), "official");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum EvaluationPolicy {
+    /// Not evaluated.
+    None,
+    /// Practice: scores may be computed but are never publishable.
+    Practice {
+        /// The evaluator the product names, if any.
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        evaluator: Option<String>,
+    },
+    /// Official: the score is bound to one benchmark manifest by its digest.
+    Official(OfficialEvaluation),
+}
+
+/// The fields of `{kind:"official", ...}`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OfficialEvaluation {
+    /// `benchmark.id` of the manifest.
+    pub benchmark_id: String,
+    /// `benchmark.version` of the manifest.
+    pub benchmark_version: String,
+    /// `sha256hex(canonicalJson(manifest))`.
+    pub manifest_digest: String,
+}
+
+impl EvaluationPolicy {
+    /// `{kind:"official", benchmarkId, benchmarkVersion, manifestDigest}`.
+    pub fn official(benchmark_id: &str, benchmark_version: &str, manifest_digest: &str) -> Self {
+        EvaluationPolicy::Official(OfficialEvaluation {
+            benchmark_id: benchmark_id.to_owned(),
+            benchmark_version: benchmark_version.to_owned(),
+            manifest_digest: manifest_digest.to_owned(),
+        })
+    }
+
+    /// The kind.
+    pub fn kind(&self) -> EvaluationKind {
+        match self {
+            EvaluationPolicy::None => EvaluationKind::None,
+            EvaluationPolicy::Practice { .. } => EvaluationKind::Practice,
+            EvaluationPolicy::Official(_) => EvaluationKind::Official,
+        }
+    }
+
+    /// The JSON object.
+    pub fn to_value(&self) -> Value {
+        gaos_json::to_value(self).expect("strings are always JSON values")
+    }
+}
+
+/// `policy.evidence` as a type (`{kind:"none"} | {kind:"replay"} |
+/// {kind:"verification", attachReceipts?, verifierReference?}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum EvidencePolicy {
+    /// No evidence.
+    None,
+    /// The replay.
+    Replay,
+    /// The replay plus verification material.
+    Verification {
+        /// Issue attach receipts.
+        #[serde(rename = "attachReceipts", skip_serializing_if = "Option::is_none", default)]
+        attach_receipts: Option<bool>,
+        /// The verifier the result names (echoed in an official result).
+        #[serde(rename = "verifierReference", skip_serializing_if = "Option::is_none", default)]
+        verifier_reference: Option<Value>,
+    },
+}
+
+/// `gaos.session.policy`, the one shape the host sends it in (create answers
+/// and finalize results alike): `{digest}`, the SHA-256 hex of the pinned
+/// policy's canonical JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyExtension {
+    /// [`SessionPolicy::digest`].
+    pub digest: String,
+}
+
+impl PolicyExtension {
+    /// The extension of `policy`.
+    pub fn of(policy: &SessionPolicy) -> Self {
+        PolicyExtension { digest: policy.digest() }
+    }
+
+    /// The JSON object.
+    pub fn to_value(&self) -> Value {
+        gaos_json::to_value(self).expect("strings are always JSON values")
+    }
+}
+
 /// A validated session policy. The canonical JSON is what the host pins.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionPolicy {
@@ -332,6 +440,42 @@ impl SessionPolicy {
             map.insert("controller".into(), controller.to_value());
         }
         SessionPolicy { value }
+    }
+
+    /// The same policy with `evaluation` replaced (validated again, so the
+    /// result is always a valid policy).
+    pub fn with_evaluation(&self, evaluation: &EvaluationPolicy) -> Self {
+        let mut value = self.value.clone();
+        if let Some(map) = value.as_object_mut() {
+            map.insert("evaluation".into(), evaluation.to_value());
+        }
+        SessionPolicy::from_value(&value).unwrap_or_else(|_| self.clone())
+    }
+
+    /// `evaluation`, typed.
+    pub fn evaluation_policy(&self) -> EvaluationPolicy {
+        self.section("evaluation").and_then(|e| gaos_json::from_value(e.clone()).ok()).unwrap_or(EvaluationPolicy::None)
+    }
+
+    /// `evaluation` when it is official.
+    pub fn official_evaluation(&self) -> Option<OfficialEvaluation> {
+        match self.evaluation_policy() {
+            EvaluationPolicy::Official(official) => Some(official),
+            _ => None,
+        }
+    }
+
+    /// `evidence`, typed.
+    pub fn evidence_policy(&self) -> EvidencePolicy {
+        self.section("evidence").and_then(|e| gaos_json::from_value(e.clone()).ok()).unwrap_or(EvidencePolicy::None)
+    }
+
+    /// `evidence.verifierReference`, when the policy names one.
+    pub fn verifier_reference(&self) -> Option<Value> {
+        match self.evidence_policy() {
+            EvidencePolicy::Verification { verifier_reference, .. } => verifier_reference,
+            _ => None,
+        }
     }
 
     /// The policy's canonical JSON (what the host pins).
@@ -448,5 +592,47 @@ mod tests {
             let err = policy(&text).unwrap_err();
             assert!(err.contains(needle), "{err:?} should mention {needle:?}");
         }
+    }
+
+    #[test]
+    fn the_typed_sections_round_trip_the_spec_shapes() {
+        let evaluations = [
+            r#"{"kind":"none"}"#,
+            r#"{"kind":"practice"}"#,
+            r#"{"evaluator":"coach","kind":"practice"}"#,
+            r#"{"benchmarkId":"b","benchmarkVersion":"1","kind":"official","manifestDigest":"d"}"#,
+        ];
+        for text in evaluations {
+            let typed: EvaluationPolicy = gaos_json::from_value(gaos_json::parse(text).unwrap()).unwrap();
+            assert_eq!(canonical_json(&typed.to_value()), text);
+            let policy = SessionPolicy::host_default().with_evaluation(&typed);
+            assert_eq!(policy.evaluation_policy(), typed);
+            assert_eq!(canonical_json(policy.value().get("evaluation").unwrap()), text);
+        }
+        let evidence = [
+            r#"{"kind":"none"}"#,
+            r#"{"kind":"replay"}"#,
+            r#"{"kind":"verification"}"#,
+            r#"{"attachReceipts":true,"kind":"verification","verifierReference":{"uri":"v"}}"#,
+        ];
+        for text in evidence {
+            let typed: EvidencePolicy = gaos_json::from_value(gaos_json::parse(text).unwrap()).unwrap();
+            assert_eq!(canonical_json(&gaos_json::to_value(&typed).unwrap()), text);
+        }
+        let ext = PolicyExtension::of(&SessionPolicy::host_default());
+        let back: PolicyExtension = gaos_json::from_value(ext.to_value()).unwrap();
+        assert_eq!(back, ext);
+        assert_eq!(
+            canonical_json(&ext.to_value()),
+            format!(r#"{{"digest":"{}"}}"#, SessionPolicy::host_default().digest())
+        );
+        // The typed reading refuses what validation refuses: an unknown key.
+        let bad = gaos_json::parse(
+            r#"{"kind":"official","benchmarkId":"b","benchmarkVersion":"1","manifestDigest":"d","x":1}"#,
+        );
+        assert!(gaos_json::from_value::<EvaluationPolicy>(bad.unwrap()).is_err());
+        let p = policy(r#"{"evaluation":{"kind":"none"},"durability":{"attachable":true},"evidence":{"kind":"verification","verifierReference":{"uri":"v"}},"publication":{"kind":"none"}}"#).unwrap();
+        assert_eq!(p.verifier_reference().map(|v| canonical_json(&v)), Some(r#"{"uri":"v"}"#.to_owned()));
+        assert_eq!(p.official_evaluation(), None);
     }
 }

@@ -13,6 +13,7 @@
 
 mod attach;
 mod drivers;
+mod evaluation;
 mod finalize;
 mod options;
 mod play;
@@ -33,6 +34,10 @@ pub use attach::{
     g3_attach_cannot_roll_back_fork_replace_identity_or_mutate_gameplay,
     g4_exact_attach_retries_are_idempotent_and_receipt_chains_verify,
     g9_closing_a_handle_never_touches_authoritative_state,
+};
+pub use evaluation::{
+    finalize_refuses_what_the_policy_or_coverage_forbids_and_practice_is_not_publishable,
+    official_finalize_returns_the_manifest_bound_score_and_verification_facts,
 };
 pub use finalize::{
     a_finalized_sessions_actor_stops_when_its_handles_are_dropped,
@@ -156,6 +161,8 @@ macro_rules! handle_gate_tests {
             the_openai_driver_plays_a_whole_match_through_the_host,
             a_finalized_sessions_actor_stops_when_its_handles_are_dropped,
             act_and_observe_options_name_the_submission_and_bound_the_call,
+            official_finalize_returns_the_manifest_bound_score_and_verification_facts,
+            finalize_refuses_what_the_policy_or_coverage_forbids_and_practice_is_not_publishable,
         );
     };
     (@each $start:path; $($gate:ident),* $(,)?) => {
@@ -182,13 +189,36 @@ pub(crate) fn verification_policy() -> SessionPolicy {
     .expect("policy")
 }
 
+/// The benchmark the official-evaluation gates play: conformance/counter's
+/// `default` level (3 rounds), seed 1.
+pub(crate) fn official_manifest() -> Value {
+    json(
+        r#"{"schema":"gaos.benchmark-manifest.v1",
+            "benchmark":{"id":"counter-bench","version":"1","adapter":"conformance/counter"},
+            "tasks":[{"id":"default","seeds":[1],"episodes":1,"maxSteps":5}],
+            "scoring":{"plugin":"gaos.score.outcome","aggregation":"mean"},
+            "submission":{"requireSignedSeats":false,"requireCompleteCoverage":true}}"#,
+    )
+}
+
+/// Official evaluation bound to [`official_manifest`] by its digest.
 pub(crate) fn official_policy() -> SessionPolicy {
-    SessionPolicy::from_value(&json(
-        r#"{"evaluation":{"kind":"official","benchmarkId":"counter-bench","benchmarkVersion":"1","manifestDigest":"abc"},
-            "durability":{"attachable":true},"evidence":{"kind":"verification","attachReceipts":true},
-            "publication":{"kind":"eligible","policyId":"p","policyVersion":"1"}}"#,
-    ))
+    let digest = gaos_json::canonical_sha256_hex(&official_manifest());
+    SessionPolicy::from_value(&json(&format!(
+        r#"{{"evaluation":{{"kind":"official","benchmarkId":"counter-bench","benchmarkVersion":"1","manifestDigest":"{digest}"}},
+            "durability":{{"attachable":true}},"evidence":{{"kind":"verification","attachReceipts":true}},
+            "publication":{{"kind":"eligible","policyId":"p","policyVersion":"1"}}}}"#
+    )))
     .expect("policy")
+}
+
+/// The create request of an official episode: the planned level and seed,
+/// with the manifest the score is bound to.
+pub(crate) fn official_request() -> String {
+    format!(
+        r#"{{"game":"conformance/counter","levelId":"default","seed":1,"participantId":"a","manifest":{}}}"#,
+        gaos_json::canonical_json(&official_manifest())
+    )
 }
 
 /// Create a session and attach every other seat: one handle per seat, in

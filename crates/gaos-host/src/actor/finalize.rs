@@ -1,5 +1,5 @@
 //! Finalize: once the game reached a terminal result, the session's result
-//! (outcome, replay artifact, evaluation kind) is stored once and answered
+//! (outcome, replay artifact, evaluation: `evaluation.rs`) is stored once and answered
 //! byte for byte to every exact retry.
 
 use gaos_json::{Map, Value, sha256_hex};
@@ -90,6 +90,7 @@ impl SessionActor {
             return Err(HostError::conflict("not_terminal", "the game has not reached a terminal result yet"));
         }
         let replay = self.replay_text()?;
+        let evaluation = self.evaluation(map, &replay)?;
         let terminal = self.kernel.events().iter().rev().find_map(|e| match &e.body {
             EventBody::Resolution { result, .. } => Some(result.clone()),
             _ => None,
@@ -117,14 +118,12 @@ impl SessionActor {
         artifact.insert("mediaType".into(), gaos_kernel::replay::MEDIA_TYPE.into());
         artifact.insert("uri".into(), format!("/v1/sessions/{}/replay", self.id).into());
         result.insert("artifacts".into(), Value::Array(vec![Value::Object(artifact)]));
-        if self.policy.evaluation() != gaos_session::EvaluationKind::None {
-            let mut evaluation = Map::new();
-            evaluation.insert("kind".into(), self.policy.evaluation_kind().into());
-            result.insert("evaluation".into(), Value::Object(evaluation));
+        if let Some(evaluation) = evaluation {
+            result.insert("evaluation".into(), evaluation);
         }
         let mut ext = Map::new();
         ext.insert("gaos.session.request".into(), Value::String(request_id.to_owned()));
-        ext.insert("gaos.session.policy".into(), self.policy.digest().into());
+        ext.insert(gaos_session::EXT_POLICY.into(), gaos_session::PolicyExtension::of(&self.policy).to_value());
         if let Some(metadata) = map.get("metadata") {
             ext.insert("gaos.session.metadata".into(), metadata.clone());
         }

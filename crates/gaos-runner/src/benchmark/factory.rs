@@ -9,7 +9,7 @@
 //! gaos-host implements the factory over its in-process handle, gaos-client
 //! over its HTTP handle.
 
-use gaos_json::{Map, Value, fnv1a32, obj};
+use gaos_json::{Value, fnv1a32, obj};
 
 use crate::benchmark::checkpoint::{AgentIdentity, AgentKind, InProgressEpisode};
 use crate::benchmark::error::FactoryError;
@@ -19,7 +19,7 @@ use crate::driver::AgentDriver;
 use crate::drivers::{DriverSettings, DriverSpec, RandomDriver};
 use crate::error::DriverError;
 use gaos_session::{BoxFuture, SessionHandle};
-use gaos_session::{ControllerKind, SessionControllerIdentity, SessionPolicy};
+use gaos_session::{ControllerKind, EvaluationPolicy, SessionControllerIdentity, SessionPolicy};
 
 /// One seat of an episode: its handle, its driver, and how many of its
 /// decisions the session already holds (0 for a new session; on attach,
@@ -130,13 +130,8 @@ pub fn episode_policy(manifest: &BenchmarkManifest, agent: &AgentIdentity) -> Se
         AgentKind::Cli => ControllerKind::Cli,
     };
     let controller = SessionControllerIdentity::new(kind, agent.id.clone());
-    let mut evaluation = Map::new();
-    evaluation.insert("kind".into(), "official".into());
-    evaluation.insert("benchmarkId".into(), manifest.benchmark.id.clone().into());
-    evaluation.insert("benchmarkVersion".into(), manifest.benchmark.version.clone().into());
-    evaluation.insert("manifestDigest".into(), manifest.digest().into());
     let value: Value = obj! {
-        "evaluation" => evaluation,
+        "evaluation" => EvaluationPolicy::official(&manifest.benchmark.id, &manifest.benchmark.version, &manifest.digest()).to_value(),
         "durability" => obj! { "attachable" => true },
         "evidence" => obj! { "kind" => "replay" },
         "publication" => obj! { "kind" => "none" },

@@ -46,7 +46,8 @@ impl GameInfo {
 
 /// The [`SessionFactory`] for GAOS hosts: one session per episode, created
 /// with `{game: adapter, levelId: task, level, seed: plan seed,
-/// participantId: scored seat}` under [`episode_policy`]; the other seats
+/// participantId: scored seat, manifest}` under [`episode_policy`] (official
+/// evaluation: the host binds the episode's score to the manifest); the other seats
 /// attached with their tokens; the attachment is `{sessionId, seats: {seat:
 /// token}}`.
 pub struct HostedEpisodeFactory<H> {
@@ -55,6 +56,7 @@ pub struct HostedEpisodeFactory<H> {
     drivers: DriverAssignment,
     settings: DriverSettings,
     policy: SessionPolicy,
+    manifest: Value,
 }
 
 impl<H: EpisodeHost> HostedEpisodeFactory<H> {
@@ -89,7 +91,7 @@ impl<H: EpisodeHost> HostedEpisodeFactory<H> {
             )));
         }
         let policy = episode_policy(manifest, &drivers.agent(scored));
-        Ok(HostedEpisodeFactory { host, game, drivers, settings, policy })
+        Ok(HostedEpisodeFactory { host, game, drivers, settings, policy, manifest: manifest.value().clone() })
     }
 
     /// The agent identity (the scored seat's driver kind, the assignment as id).
@@ -120,7 +122,13 @@ impl<H: EpisodeHost> HostedEpisodeFactory<H> {
         let scored = self.scored_seat();
         let level = self.game.levels.get(&plan.task_id);
         let session_id = self.host.names_sessions().then(|| episode_session_id(plan));
-        let request = episode_request(&self.game.id, plan, scored, level, session_id.as_deref());
+        let mut request = episode_request(&self.game.id, plan, scored, level, session_id.as_deref());
+        // The manifest travels with the create, so any GAOS host can bind
+        // the official score to it (the host checks it against the policy's
+        // digest), not only one started with `--manifest`.
+        if let Some(map) = request.as_object_mut() {
+            map.insert("manifest".into(), self.manifest.clone());
+        }
         let created = match self.host.create(&request, &self.policy).await {
             Ok(created) => created,
             // A run stopped between creating this session and recording it:

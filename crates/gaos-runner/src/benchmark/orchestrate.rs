@@ -493,6 +493,7 @@ async fn run_episode(shared: &Shared, plan: &EpisodePlan) -> Result<(), Benchmar
     if !score.is_finite() {
         return Err(fail(format!("{} returned a non-finite score", shared.scorer.id())));
     }
+    check_host_score(result.evaluation.as_ref(), score).map_err(fail)?;
     let completed = CompletedEpisode {
         plan: plan.clone(),
         score,
@@ -505,6 +506,23 @@ async fn run_episode(shared: &Shared, plan: &EpisodePlan) -> Result<(), Benchmar
         observer.episode_completed(&completed);
     }
     Ok(())
+}
+
+/// A host that bound an official score to the manifest must agree with the
+/// orchestrator's score, exactly (the same plugin on the same outcome); a
+/// host that evaluates nothing is not asked.
+fn check_host_score(evaluation: Option<&gaos_json::Map>, score: f64) -> Result<(), String> {
+    let Some(evaluation) = evaluation.filter(|e| e.get("kind").and_then(Value::as_str) == Some("official")) else {
+        return Ok(());
+    };
+    match evaluation.get("score") {
+        Some(Value::Number(host)) if *host == score => Ok(()),
+        Some(other) => Err(format!(
+            "the host's official score is {other}, the orchestrator's is {score}: host and manifest disagree \
+             about this episode"
+        )),
+        None => Err("the host's official evaluation carries no score".into()),
+    }
 }
 
 /// One seat's `run_session`: the scored seat finalizes (automatic), the

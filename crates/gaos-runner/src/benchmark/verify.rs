@@ -10,40 +10,14 @@
 //! trusted.
 
 use gaos_json::{Map, Value, canonical_json, canonical_sha256_hex};
-use gaos_kernel::replay::{GameResolver, VerifyOptions, verify_replay};
+use gaos_kernel::replay::GameResolver;
+pub use gaos_session::benchmark::VerificationState;
+use gaos_session::benchmark::check_episode_replay;
 
 use crate::benchmark::bundle::{BUNDLE_SCHEMA, Bundle, BundleEpisode};
 use crate::benchmark::manifest::BenchmarkManifest;
 use crate::benchmark::plan::{EpisodePlan, plan_episodes};
 use crate::benchmark::scoring::{Aggregate, ScoringPlugin, aggregate_scores};
-
-/// A verification fact's state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum VerificationState {
-    /// Checked and holds.
-    Verified,
-    /// Could not be established.
-    Unverified,
-    /// Checked and does not hold.
-    Failed,
-    /// The manifest does not ask for it.
-    NotRequired,
-    /// Nothing was looked at.
-    NotObserved,
-}
-
-impl VerificationState {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            VerificationState::Verified => "verified",
-            VerificationState::Unverified => "unverified",
-            VerificationState::Failed => "failed",
-            VerificationState::NotRequired => "not-required",
-            VerificationState::NotObserved => "not-observed",
-        }
-    }
-}
 
 /// Fact keys of `SubmissionVerificationFacts`, besides `externalAuthorities` and `reasons`.
 const FACT_KEYS: [&str; 13] = [
@@ -113,19 +87,6 @@ pub trait EpisodeVerifier: Sync {
     fn verify_episode(&self, episode: &BundleEpisode) -> EpisodeVerification;
 }
 
-/// The terminal outcome of a replay's last level, in the shape gaos-host's
-/// finalize answers: `{status, stars, actionsUsed, outcome?}`.
-fn terminal_outcome(level: &gaos_kernel::replay::ReplayedLevel) -> Value {
-    let mut map = Map::new();
-    map.insert("status".into(), level.status.clone().map_or(Value::Null, Value::from));
-    map.insert("stars".into(), level.stars.map_or(Value::Null, Value::Number));
-    map.insert("actionsUsed".into(), level.actions_used.map_or(Value::Null, Value::from));
-    if let Some(outcome) = &level.outcome {
-        map.insert("outcome".into(), outcome.clone());
-    }
-    Value::Object(map)
-}
-
 /// Verifies episodes with the kernel's replay verifier: the replay must be
 /// accepted (re-simulated with the game the resolver finds), be for the
 /// manifest's game (`benchmark.adapter`), the plan's seed and the task's
@@ -154,30 +115,6 @@ impl<'a> ReplayEpisodeVerifier<'a> {
         self.adapter = game_id.to_owned();
         self
     }
-
-    /// Reasons the replay's header does not belong to `plan`.
-    fn binding_problems(&self, text: &str, plan: &EpisodePlan) -> Vec<String> {
-        let mut reasons = Vec::new();
-        let Some(header) = text.lines().next().and_then(|line| gaos_json::parse(line).ok()) else {
-            return vec!["the replay has no readable header".into()];
-        };
-        let game = header.get("game");
-        let game_id = game.and_then(|g| g.get("id")).and_then(Value::as_str);
-        let adapter_id = game.and_then(|g| g.get("adapter")).and_then(|a| a.get("id")).and_then(Value::as_str);
-        if game_id != Some(self.adapter.as_str()) && adapter_id != Some(self.adapter.as_str()) {
-            reasons.push(format!("the replay plays game {game_id:?}, not the benchmark's {:?}", self.adapter));
-        }
-        let level = header.get("levels").and_then(Value::as_array).and_then(|l| l.first());
-        let seed = level.and_then(|l| l.get("seed")).and_then(Value::as_u32);
-        if seed != Some(plan.seed) {
-            reasons.push(format!("the replay's level seed is {seed:?}, the plan's seed is {}", plan.seed));
-        }
-        let level_id = level.and_then(|l| l.get("id")).and_then(Value::as_str);
-        if level_id != Some(plan.task_id.as_str()) {
-            reasons.push(format!("the replay plays level {level_id:?}, not the task's {:?}", plan.task_id));
-        }
-        reasons
-    }
 }
 
 impl EpisodeVerifier for ReplayEpisodeVerifier<'_> {
@@ -189,48 +126,19 @@ impl EpisodeVerifier for ReplayEpisodeVerifier<'_> {
         let Value::String(text) = &episode.replay else {
             return EpisodeVerification::failed("the replay must be gaos.replay JSONL text".into());
         };
-        let report = verify_replay(text.as_str(), self.resolver, &VerifyOptions::default());
-        if !report.is_accepted() {
-            let mut why = format!("replay verification: {}", report.verdict);
-            if let Some(stage) = report.stage {
-                why.push_str(&format!(" at stage {}", stage.as_str()));
-            }
-            let problems = report.problems.to_strings();
-            if !problems.is_empty() {
-                why.push_str(&format!(": {}", problems.into_iter().take(3).collect::<Vec<_>>().join("; ")));
-            }
-            return EpisodeVerification::failed(why);
-        }
-        let mut reasons = self.binding_problems(text, &plan);
-        let Some(last) = report.levels.last() else {
-            return EpisodeVerification::failed("the replay re-simulated no level".into());
+        let check = match check_episode_replay(text, &self.adapter, &plan, self.resolver, self.scorer) {
+            Ok(check) => check,
+            Err(why) => return EpisodeVerification::failed(why),
         };
-        let outcome = terminal_outcome(last);
-        let complete = last.status.as_deref().is_some_and(|s| s != "playing");
-        if !complete {
-            reasons.push("the replay ends before the game does".into());
-        }
-        let score = match self.scorer.score(&plan, &outcome) {
-            Ok(score) if score.is_finite() => Some(score),
-            Ok(score) => {
-                reasons.push(format!("{} returned a non-finite score {score}", self.scorer.id()));
-                None
-            }
-            Err(e) => {
-                reasons.push(format!("{}: {e}", self.scorer.id()));
-                None
-            }
-        };
-        let semantics = if reasons.is_empty() { VerificationState::Verified } else { VerificationState::Failed };
         EpisodeVerification {
             replay_valid: true,
-            score,
-            terminal_outcome: outcome,
+            score: check.score,
+            semantics: check.semantics(),
+            evidence_complete: check.evidence_complete(),
+            terminal_outcome: check.terminal_outcome,
             // gaos-rs replays carry no seat signatures.
             signatures: VerificationState::Unverified,
-            semantics,
-            evidence_complete: if complete { VerificationState::Verified } else { VerificationState::Failed },
-            reasons,
+            reasons: check.reasons,
         }
     }
 }

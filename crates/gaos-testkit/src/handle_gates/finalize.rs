@@ -7,24 +7,42 @@ use std::time::Duration;
 use gaos_json::{Value, obj};
 use gaos_runner::{FinalizeRequest, HandleState, SessionError, SessionPolicy};
 
-use super::{GateHost, json, official_policy, seat_handles};
+use super::{GateHost, json, official_policy, official_request, seat_handles};
 
 /// g5: one finalize operation for normal and evaluated sessions, only once
 /// the game ended.
 pub async fn g5_one_finalize_operation_for_normal_and_evaluated_sessions(host: &mut impl GateHost) {
-    let request = r#"{"game":"conformance/counter","level":{"rounds":1},"participantId":"a"}"#;
-    for (policy, evaluated) in [(SessionPolicy::host_default(), false), (official_policy(), true)] {
-        let (_, handles) = seat_handles(host, request, &policy, &["a", "b"]).await;
+    let normal = r#"{"game":"conformance/counter","level":{"rounds":1},"participantId":"a"}"#.to_owned();
+    // (policy, request, rounds to play, evaluated)
+    let cases = [(SessionPolicy::host_default(), normal, 1, false), (official_policy(), official_request(), 3, true)];
+    for (policy, request, rounds, evaluated) in cases {
+        let (_, handles) = seat_handles(host, &request, &policy, &["a", "b"]).await;
         let early = handles[0].finalize(FinalizeRequest::default()).await;
         assert_eq!(early.err().as_ref().and_then(SessionError::code), Some("not_terminal"));
-        handles[0].act(json(r#"{"n":1}"#)).await.expect("a");
-        handles[1].act(json(r#"{"n":1}"#)).await.expect("b");
+        for round in 0..rounds {
+            if round > 0 {
+                // Each seat reads the next window before acting in it.
+                handles[0].observe().await.expect("a observes");
+                handles[1].observe().await.expect("b observes");
+            }
+            handles[0].act(json(r#"{"n":1}"#)).await.expect("a");
+            handles[1].act(json(r#"{"n":1}"#)).await.expect("b");
+        }
         let observed = handles[0].observe().await.expect("observe");
         assert_eq!(observed.finalization_status(), Some("terminal"));
         assert_eq!(handles[0].state(), HandleState::Terminal);
         let result = handles[0].finalize(FinalizeRequest::default()).await.expect("the one finalize");
         assert_eq!(result.outcome.get("status"), Some(&Value::from("ended")));
         assert_eq!(result.evaluation.is_some(), evaluated);
+        if let Some(evaluation) = &result.evaluation {
+            // The official score is bound to the manifest and re-simulated.
+            assert_eq!(
+                evaluation.get("manifestDigest"),
+                Some(&Value::from(gaos_json::canonical_sha256_hex(&super::official_manifest())))
+            );
+            assert_eq!(evaluation.get("score"), Some(&Value::Number(0.0)), "counter ends, it is never won");
+            assert_eq!(evaluation.get("verification").and_then(|v| v.get("replay")), Some(&Value::from("verified")));
+        }
         assert!(result.replay_text().is_some_and(|r| r.contains("gaos.replay")), "replay evidence is included");
         host.verify_replay(if evaluated { "g5-evaluated" } else { "g5-normal" }, result.replay_text().expect("replay"));
         assert_eq!(handles[0].state(), HandleState::Finalized);

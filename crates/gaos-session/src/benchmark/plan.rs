@@ -68,7 +68,7 @@ impl EpisodePlan {
 /// The canonical plan of a (validated) manifest.
 ///
 /// ```
-/// use gaos_runner::benchmark::{BenchmarkManifest, plan_episodes};
+/// use gaos_session::benchmark::{BenchmarkManifest, plan_episodes};
 ///
 /// let manifest = BenchmarkManifest::parse(r#"{
 ///   "schema": "gaos.benchmark-manifest.v1",
