@@ -176,6 +176,8 @@ fn run_game(
     let start = Instant::now();
     let mut mark = start;
     let mut done = 0u64;
+    // Events persisted (a host would write them; with compaction the kernel drops them).
+    let mut committed_events = 0usize;
     let mut command_a = Map::new();
     command_a.insert("n".into(), 1.into());
     let command_a = Value::Object(command_a);
@@ -187,9 +189,11 @@ fn run_game(
             let id = format!("{seat}-{round}");
             let submission = CommandSubmission::new("bench", kernel.cursor(), seat, &id, command.clone());
             let mut prepared = kernel.prepare_ingest(&submission)?;
+            committed_events += prepared.events().len();
             kernel.commit(&mut prepared)?;
         }
         let mut prepared = kernel.prepare_advance(None)?;
+        committed_events += prepared.events().len();
         kernel.commit(&mut prepared)?;
         done += 3;
         if let Some(compactor) = &mut compactor {
@@ -219,7 +223,7 @@ fn run_game(
             finalize: Duration::ZERO,
             verify: None,
             replay_bytes: 0,
-            events: done as usize + rounds as usize,
+            events: committed_events,
             compact_every,
             compactions: compactor.compactions,
             checkpoint_bytes: compactor.max_checkpoint_bytes,
