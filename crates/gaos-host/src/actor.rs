@@ -13,6 +13,7 @@ mod act;
 mod attach;
 mod envelopes;
 mod finalize;
+mod history;
 mod lane;
 mod leases;
 mod mailbox;

@@ -30,6 +30,7 @@ use crate::wire;
 mod create_request;
 mod creator_claim;
 mod digest_keys;
+mod startup;
 use create_request::CreateRequest;
 use creator_claim::creator_claim;
 use digest_keys::digest_key_marker;
@@ -82,6 +83,8 @@ struct HostInner {
     options: HostOptions,
     clock: Arc<HostClock>,
     reconcile: std::sync::Mutex<Value>,
+    /// Whether the restart pass (`host/startup.rs`) has ended.
+    startup: startup::StartupPass,
     /// Serializes creates that carry a requestId.
     creates: tokio::sync::Mutex<()>,
     /// Revoked sessions met at load, with their reason: answered from here,
@@ -147,13 +150,30 @@ async fn blocking<T: Send + 'static>(
 
 impl Host {
     /// Open a host over a store: load credentials and rehydrate every active
-    /// session (so their clocks run again).
+    /// session (so their clocks run again) before returning. `gaos serve`
+    /// opens with [`Host::open_lazy`] instead and rehydrates in the
+    /// background once its port is open.
     pub async fn open(
         writer: Box<dyn StoreWriter>,
         reader: Arc<dyn StoreReader>,
         operator_token: &str,
         options: HostOptions,
     ) -> Result<(Host, StartReport), HostError> {
+        let host = Host::open_lazy(writer, reader, operator_token, options).await?;
+        let report = host.rehydrate_active().await?;
+        Ok((host, report))
+    }
+
+    /// Open a host over a store, loading only the credentials: every
+    /// session is rehydrated on first use, and [`Host::rehydrate_active`]
+    /// (the restart pass) runs when the caller chooses. Until that pass
+    /// ends, the reconcile report and clock moves wait for it.
+    pub async fn open_lazy(
+        writer: Box<dyn StoreWriter>,
+        reader: Arc<dyn StoreReader>,
+        operator_token: &str,
+        options: HostOptions,
+    ) -> Result<Host, HostError> {
         let metrics = Arc::new(Metrics::default());
         let writer = Writer::spawn(writer, Arc::clone(&metrics));
         let records = {
@@ -161,7 +181,7 @@ impl Host {
             blocking(move || reader.load_credentials()).await?
         };
         let clock = Arc::new(if options.test_clock { HostClock::adjustable() } else { HostClock::system() });
-        let host = Host {
+        Ok(Host {
             inner: Arc::new(HostInner {
                 writer,
                 reader,
@@ -171,66 +191,11 @@ impl Host {
                 options,
                 clock,
                 reconcile: std::sync::Mutex::new(Value::Null),
+                startup: startup::StartupPass::pending(),
                 creates: tokio::sync::Mutex::new(()),
                 revoked: std::sync::RwLock::new(HashMap::new()),
             }),
-        };
-        let active = {
-            let reader = Arc::clone(&host.inner.reader);
-            blocking(move || reader.list_sessions(Some(SessionStatus::Active))).await?
-        };
-        let mut report = StartReport::default();
-        let now = host.inner.clock.now_ms();
-        for record in active {
-            // Reconcile from the stored lease book before the actor lapses
-            // the expired claims.
-            let book = {
-                let reader = Arc::clone(&host.inner.reader);
-                let id = record.id.clone();
-                blocking(move || reader.load_session_state(&id)).await?
-            }
-            .into_iter()
-            .find(|(k, _)| *k == SessionStateKey::Leases)
-            .and_then(|(_, v)| LeaseBook::from_json(&v).ok())
-            .unwrap_or_default();
-            match host.session(&record.id).await {
-                Ok(_) => {
-                    for (seat, lease) in &book.seats {
-                        if let Some(claim) = &lease.current {
-                            let row = (record.id.clone(), seat.clone(), claim.epoch);
-                            if now >= claim.expires_at { report.expired.push(row) } else { report.retained.push(row) }
-                        }
-                    }
-                    report.loaded.push(record.id)
-                }
-                // A session whose game module changed stays as it is: serving
-                // the original module again resumes it.
-                Err(e) if e.code == crate::games::MODULE_CHANGED => {
-                    tracing::error!(session = %record.id, error = %e.message, "session not rehydrated");
-                    host.sessions_write().remove(&record.id);
-                    report.failed.push((record.id, e.message))
-                }
-                Err(e) => {
-                    let mut revoked = book;
-                    revoked.revoke("rehydrate_failed", "host");
-                    let ops = vec![
-                        WriteOp::SessionState {
-                            session_id: record.id.clone(),
-                            key: SessionStateKey::Leases,
-                            value: revoked.to_json(),
-                        },
-                        WriteOp::SetStatus { session_id: record.id.clone(), status: SessionStatus::Revoked },
-                    ];
-                    let _ = host.inner.writer.write(WriteBatch { ops }).await;
-                    host.sessions_write().remove(&record.id);
-                    report.failed.push((record.id, e.message))
-                }
-            }
-        }
-        if let Ok(mut slot) = host.inner.reconcile.lock() {
-            *slot = report.to_value();
-        }
-        Ok((host, report))
+        })
     }
 
     /// The host clock.
@@ -344,15 +309,23 @@ impl Host {
             .ok_or_else(|| HostError::internal(format!("session {id} uses unknown game {}", config.game)))?;
         crate::games::check_module(&self.inner.options.registry, id, &config.game, config.module_sha256.as_deref())?;
         let options = Arc::new(config.kernel_options(&game).map_err(HostError::internal)?);
-        let mut parsed = Vec::with_capacity(events.len());
-        for event in &events {
-            let value = gaos_json::parse(&event.body)
-                .map_err(|e| HostError::internal(format!("event {} of {id} is not JSON: {e}", event.seq)))?;
-            parsed.push(SessionEvent::from_value(&value).map_err(HostError::internal)?);
-        }
-        let kernel = SessionKernel::rehydrate(options, None, parsed)
-            .map_err(|e| HostError::internal(format!("session {id} failed to rehydrate: {e}")))?;
-        tracing::info!(session = %id, events = events.len(), cursor = kernel.cursor(), "session rehydrated");
+        // Replaying the log is CPU work: off the async workers, so a long
+        // load never delays other requests (`/healthz` included).
+        let owned = id.to_owned();
+        let kernel = tokio::task::spawn_blocking(move || {
+            let mut parsed = Vec::with_capacity(events.len());
+            for event in &events {
+                let value = gaos_json::parse(&event.body)
+                    .map_err(|e| HostError::internal(format!("event {} of {owned} is not JSON: {e}", event.seq)))?;
+                parsed.push(SessionEvent::from_value(&value).map_err(HostError::internal)?);
+            }
+            let kernel = SessionKernel::rehydrate(options, None, parsed)
+                .map_err(|e| HostError::internal(format!("session {owned} failed to rehydrate: {e}")))?;
+            tracing::info!(session = %owned, events = events.len(), cursor = kernel.cursor(), "session rehydrated");
+            Ok::<_, HostError>(kernel)
+        })
+        .await
+        .map_err(|e| HostError::internal(format!("rehydrating {id} failed: {e}")))??;
         Ok(SessionActor::spawn(ActorInit {
             config,
             game,
@@ -634,14 +607,20 @@ impl Host {
     }
 
     /// `GET /v1/admin/reconcile` (operator): the restart report.
-    pub fn reconcile_report(&self, caller: &Caller) -> Result<Value, HostError> {
+    /// Answered once the restart pass has ended (it runs in the background
+    /// under `gaos serve`), so the report is always the whole one.
+    pub async fn reconcile_report(&self, caller: &Caller) -> Result<Value, HostError> {
         Self::require_operator(caller)?;
+        self.inner.startup.finished().await;
         Ok(self.inner.reconcile.lock().map(|v| v.clone()).unwrap_or(Value::Null))
     }
 
     /// `POST /v1/admin/clock` (operator, `--test-clock` hosts only).
     pub async fn advance_clock(&self, caller: &Caller, ms: i64) -> Result<Value, HostError> {
         Self::require_operator(caller)?;
+        // Sessions the restart pass has not loaded yet would not see the
+        // move before it is acknowledged; it moves once they are live.
+        self.inner.startup.finished().await;
         let now = self.inner.clock.advance(ms).map_err(|e| HostError::not_found("not_found", e))?;
         let handles: Vec<ActorHandle> = {
             let sessions = self.sessions_read();

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use gaos_json::{Map, Value, canonical_json};
+use gaos_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
 
 use super::SessionActor;
@@ -213,18 +213,12 @@ impl SessionActor {
             Command::Replay { reply } => {
                 let answer = match &self.leases.revoked {
                     Some(reason) => Err(HostError::revoked(reason)),
-                    None => self.replay_text(),
+                    None => self.replay_text().await,
                 };
                 let _ = reply.send(answer);
             }
             Command::Transcript { reply } => {
-                let mut out = canonical_json(&self.kernel.session_header().to_value());
-                out.push('\n');
-                for event in self.kernel.events().iter() {
-                    out.push_str(&event.canonical());
-                    out.push('\n');
-                }
-                let _ = reply.send(Ok(out));
+                let _ = reply.send(self.transcript_text().await);
             }
             Command::Summary { reply } => {
                 let _ = reply.send(SessionSummary {
