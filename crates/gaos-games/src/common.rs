@@ -95,3 +95,14 @@ pub(crate) fn timeout_seat(timeout: &TimeoutInput, game: &str) -> Result<String,
 pub(crate) fn input_seat<'a>(input: &'a gaos_kernel::SubmittedAction, game: &str) -> Result<&'a str, GameError> {
     input.seat.as_deref().ok_or_else(|| GameError::new(format!("{game}: input {:?} carries no seat", input.id)))
 }
+
+/// A reducer state as checkpoint JSON (`TickReducer::encode_state`): the
+/// state's fields, camelCase, as the serde derive writes them.
+pub(crate) fn encode_state<S: serde::Serialize>(state: &S) -> Option<Value> {
+    gaos_json::to_value(state).ok()
+}
+
+/// The inverse of [`encode_state`]; unknown or missing fields are refused.
+pub(crate) fn decode_state<S: serde::de::DeserializeOwned>(value: &Value, game: &str) -> Result<S, GameError> {
+    gaos_json::from_value(value.clone()).map_err(|e| GameError::new(format!("{game}: malformed checkpoint state: {e}")))
+}

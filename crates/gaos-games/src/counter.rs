@@ -19,7 +19,8 @@ pub const SEATS: [&str; 2] = ["a", "b"];
 pub const MAX_ROUNDS: u64 = 1 << 40;
 
 /// Reducer state: `{rounds, round, total, actionsUsed}`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CounterState {
     /// Rounds to play (`level.rounds`).
     pub rounds: u64,
@@ -43,6 +44,14 @@ impl CounterReducer {
 
 impl TickReducer for CounterReducer {
     type State = CounterState;
+
+    fn encode_state(&self, state: &CounterState) -> Option<Value> {
+        crate::common::encode_state(state)
+    }
+
+    fn decode_state(&self, value: &Value) -> Result<CounterState, GameError> {
+        crate::common::decode_state(value, GAME_ID)
+    }
 
     fn init(&self, level: &Value, _seed: u32) -> Result<CounterState, GameError> {
         let rounds = level_uint(level, "rounds", GAME_ID, 0, MAX_ROUNDS)?;

@@ -21,7 +21,8 @@ pub const SEATS: [&str; 2] = ["alice", "bob"];
 pub const MAX_HAND_SIZE: u64 = 100_000;
 
 /// One resolved round: both cards and the winning seat (`None` on a tie).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HiloRound {
     /// alice's card.
     pub alice: u64,
@@ -33,7 +34,8 @@ pub struct HiloRound {
 
 /// Reducer state: `{handSize, round, hands, score, history, actionsUsed}`.
 /// Per-seat arrays are indexed like [`SEATS`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HiloState {
     /// Cards dealt to each seat (`level.handSize`); the game ends after this many rounds.
     pub hand_size: u64,
@@ -83,6 +85,14 @@ impl HiloReducer {
 
 impl TickReducer for HiloReducer {
     type State = HiloState;
+
+    fn encode_state(&self, state: &HiloState) -> Option<Value> {
+        crate::common::encode_state(state)
+    }
+
+    fn decode_state(&self, value: &Value) -> Result<HiloState, GameError> {
+        crate::common::decode_state(value, GAME_ID)
+    }
 
     fn init(&self, level: &Value, seed: u32) -> Result<HiloState, GameError> {
         let hand_size = level_uint(level, "handSize", GAME_ID, 0, MAX_HAND_SIZE)?;

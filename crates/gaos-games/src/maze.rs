@@ -118,7 +118,8 @@ impl Direction {
 
 /// Reducer state: the maze (one open-passage mask per cell, row-major), the
 /// seat's position, the exit and the move count.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MazeState {
     /// Cells per row.
     pub width: u32,
@@ -333,6 +334,14 @@ pub struct MazeReducer;
 
 impl TickReducer for MazeReducer {
     type State = MazeState;
+
+    fn encode_state(&self, state: &MazeState) -> Option<Value> {
+        crate::common::encode_state(state)
+    }
+
+    fn decode_state(&self, value: &Value) -> Result<MazeState, GameError> {
+        crate::common::decode_state(value, GAME_ID)
+    }
 
     fn init(&self, level: &Value, seed: u32) -> Result<MazeState, GameError> {
         if let Some(key) = level_object(level, GAME_ID)?.keys().find(|k| !LEVEL_KEYS.contains(&k.as_str())) {

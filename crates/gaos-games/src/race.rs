@@ -19,7 +19,8 @@ pub const SEATS: [&str; 2] = ["p1", "p2"];
 pub const MAX_LENGTH: u64 = 10_000;
 
 /// Reducer state: `{length, pos, tick, actionsUsed}`; `pos` is indexed like [`SEATS`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RaceState {
     /// Course length (`level.length`); reaching it ends the race.
     pub length: u64,
@@ -42,6 +43,14 @@ pub struct RaceReducer;
 
 impl TickReducer for RaceReducer {
     type State = RaceState;
+
+    fn encode_state(&self, state: &RaceState) -> Option<Value> {
+        crate::common::encode_state(state)
+    }
+
+    fn decode_state(&self, value: &Value) -> Result<RaceState, GameError> {
+        crate::common::decode_state(value, GAME_ID)
+    }
 
     fn init(&self, level: &Value, _seed: u32) -> Result<RaceState, GameError> {
         let length = level_uint(level, "length", GAME_ID, 0, MAX_LENGTH)?;

@@ -16,7 +16,8 @@ pub const GAME_ID: &str = "conformance/sealed";
 pub const SEATS: [&str; 2] = ["north", "south"];
 
 /// Reducer state: `{maxBid, round, committed, bids, actionsUsed}`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SealedState {
     /// Highest valid bid (`level.maxBid`); anything else counts as 0.
     pub max_bid: u64,
@@ -49,6 +50,14 @@ impl SealedReducer {
 
 impl TickReducer for SealedReducer {
     type State = SealedState;
+
+    fn encode_state(&self, state: &SealedState) -> Option<Value> {
+        crate::common::encode_state(state)
+    }
+
+    fn decode_state(&self, value: &Value) -> Result<SealedState, GameError> {
+        crate::common::decode_state(value, GAME_ID)
+    }
 
     fn init(&self, level: &Value, _seed: u32) -> Result<SealedState, GameError> {
         let max_bid = level_uint(level, "maxBid", GAME_ID, 0, MAX_SAFE_INTEGER as u64)?;

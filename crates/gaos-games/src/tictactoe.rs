@@ -23,7 +23,8 @@ pub const LINES: [[usize; 3]; 8] =
     [[0, 1, 2], [3, 4, 5], [6, 7, 8], [0, 3, 6], [1, 4, 7], [2, 5, 8], [0, 4, 8], [2, 4, 6]];
 
 /// A player's mark (also its seat id).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Mark {
     /// Seat `x`.
     X,
@@ -66,7 +67,8 @@ impl Mark {
 }
 
 /// Reducer state: `{board, toMove, moves, passes}`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TicTacToeState {
     /// Row-major cells, each `b'x'`, `b'o'` or `b'.'`.
     pub board: [u8; 9],
@@ -130,6 +132,14 @@ pub struct TicTacToeReducer;
 
 impl TickReducer for TicTacToeReducer {
     type State = TicTacToeState;
+
+    fn encode_state(&self, state: &TicTacToeState) -> Option<Value> {
+        crate::common::encode_state(state)
+    }
+
+    fn decode_state(&self, value: &Value) -> Result<TicTacToeState, GameError> {
+        crate::common::decode_state(value, GAME_ID)
+    }
 
     fn init(&self, level: &Value, seed: u32) -> Result<TicTacToeState, GameError> {
         let map = level_object(level, GAME_ID)?;

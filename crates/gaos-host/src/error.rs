@@ -110,9 +110,12 @@ pub fn from_kernel(e: KernelError) -> HostError {
             code => HostError::conflict(code, message),
         },
         KernelError::Argument { .. } => HostError::invalid_request(message),
-        KernelError::Lifecycle { .. } | KernelError::ReplayFormat { .. } | KernelError::Reducer { .. } => {
-            HostError::internal(message)
-        }
+        KernelError::ResyncRequired(_) => HostError::conflict("resync_required", message),
+        KernelError::Lifecycle { .. }
+        | KernelError::ReplayFormat { .. }
+        | KernelError::Reducer { .. }
+        | KernelError::Checkpoint { .. }
+        | KernelError::History { .. } => HostError::internal(message),
     }
 }
 

@@ -7,7 +7,7 @@ use crate::action::{COMMIT_SCHEME, CommitEnvelope, RevealEnvelope};
 
 mod book;
 
-pub(crate) use book::{CommitmentBook, RevealCheck, SaltOwner};
+pub(crate) use book::{Commitment, CommitmentBook, RevealCheck, SaltOwner};
 
 /// Largest canonical payload a reveal may carry, in UTF-8 bytes.
 pub const MAX_PAYLOAD_BYTES: usize = 65_536;

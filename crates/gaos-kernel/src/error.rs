@@ -85,6 +85,83 @@ pub enum ArgumentCode {
     Range,
 }
 
+/// Why a kernel checkpoint was refused (on read, restore or compaction).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CheckpointCode {
+    /// Not a `gaos.kernel-checkpoint` 1.0 document of the expected shape.
+    Malformed,
+    /// `integrityDigest` does not hash the document.
+    Integrity,
+    /// The header differs from the kernel options' header.
+    Header,
+    /// A reducer-state codec this kernel does not speak.
+    Codec,
+    /// The watermark contradicts itself or the rest of the document.
+    Watermark,
+    /// The open window is not the one the watermark implies.
+    Window,
+    /// A recorded seat view differs from the view of the restored state.
+    Views,
+    /// The restored kernel's state digest differs from `stateDigest`.
+    StateDigest,
+    /// The events after the checkpoint do not follow its watermark.
+    Tail,
+    /// The reducer cannot encode or decode its state.
+    Unsupported,
+    /// Compaction was asked for without durable checkpoint and history.
+    Durability,
+}
+
+impl CheckpointCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckpointCode::Malformed => "malformed",
+            CheckpointCode::Integrity => "integrity",
+            CheckpointCode::Header => "header",
+            CheckpointCode::Codec => "codec",
+            CheckpointCode::Watermark => "watermark",
+            CheckpointCode::Window => "window",
+            CheckpointCode::Views => "views",
+            CheckpointCode::StateDigest => "state_digest",
+            CheckpointCode::Tail => "tail",
+            CheckpointCode::Unsupported => "unsupported",
+            CheckpointCode::Durability => "durability",
+        }
+    }
+}
+
+/// `{status:"resync_required", ...}`: the caller asked for history below the
+/// retention floor; it must resynchronize from a full snapshot
+/// (`snapshot(seat, None)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ResyncRequired {
+    pub requested_transition_revision: u64,
+    pub retention_floor: u64,
+    pub current_transition_revision: u64,
+}
+
+impl ResyncRequired {
+    /// The reference's answer object.
+    pub fn to_value(&self) -> gaos_json::Value {
+        let mut map = gaos_json::Map::new();
+        map.insert("status".into(), "resync_required".into());
+        map.insert("requestedTransitionRevision".into(), self.requested_transition_revision.into());
+        map.insert("retentionFloor".into(), self.retention_floor.into());
+        map.insert("currentTransitionRevision".into(), self.current_transition_revision.into());
+        gaos_json::Value::Object(map)
+    }
+}
+
+impl fmt::Display for ResyncRequired {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "transition revision {} is below the retention floor {} (live revision {}); resync from a full snapshot",
+            self.requested_transition_revision, self.retention_floor, self.current_transition_revision
+        )
+    }
+}
+
 /// Every error the kernel raises.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum KernelError {
@@ -103,6 +180,15 @@ pub enum KernelError {
     /// Game code (reducer or mapper) failed; hosts treat this as a revocation.
     #[error("game code failed: {message}")]
     Reducer { message: String },
+    /// A kernel checkpoint was refused.
+    #[error("kernel checkpoint refused ({}): {message}", code.as_str())]
+    Checkpoint { code: CheckpointCode, message: String },
+    /// History below the retention floor was asked for.
+    #[error("{0}")]
+    ResyncRequired(ResyncRequired),
+    /// The embedder's [`HistoryLookup`](crate::history::HistoryLookup) failed.
+    #[error("history lookup failed: {message}")]
+    History { message: String },
 }
 
 impl From<IntentError> for KernelError {
@@ -136,6 +222,9 @@ impl KernelError {
     pub fn replay(problems: Vec<String>) -> Self {
         KernelError::ReplayFormat { problems }
     }
+    pub fn checkpoint(code: CheckpointCode, message: impl Into<String>) -> Self {
+        KernelError::Checkpoint { code, message: message.into() }
+    }
 
     /// The neutral error kind of the conformance pack.
     pub fn kind(&self) -> &'static str {
@@ -147,6 +236,9 @@ impl KernelError {
             KernelError::ReplayFormat { .. } => "replay-format",
             KernelError::Argument { .. } => "argument",
             KernelError::Reducer { .. } => "reducer",
+            KernelError::Checkpoint { .. } => "checkpoint",
+            KernelError::ResyncRequired(_) => "resync",
+            KernelError::History { .. } => "history",
         }
     }
 
@@ -172,6 +264,9 @@ impl KernelError {
             KernelError::Argument { code: ArgumentCode::Type, .. } => "type",
             KernelError::Argument { code: ArgumentCode::Range, .. } => "range",
             KernelError::Reducer { .. } => "reducer_failed",
+            KernelError::Checkpoint { code, .. } => code.as_str(),
+            KernelError::ResyncRequired(_) => "resync_required",
+            KernelError::History { .. } => "history_unavailable",
         }
     }
 }

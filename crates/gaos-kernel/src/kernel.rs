@@ -14,7 +14,7 @@
 //! `derive` what a reducer state implies (view facts, seat views, next
 //! window); `prepared` the prepared transition; `commit` how its patch is
 //! applied; `rehydrate` rebuilding a kernel from its transcript, one function
-//! per event kind.
+//! per event kind; `checkpoint` checkpoints, restore and compaction.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -27,12 +27,14 @@ use crate::commitment::CommitmentBook;
 use crate::error::{AdvanceCode, KernelError};
 use crate::event::{EventBody, EventLog, SessionEvent, event_id};
 use crate::hash::{StableHashMap, StableHashSet, new_map, new_set};
+use crate::history::HistoryLookup;
 use crate::observation::ObservationDelta;
 use crate::options::{HostTime, KernelOptions, ResolvedLimits};
 use crate::protocol::IntentWindow;
 use crate::reducer::{CloneIsolation, StateIsolation, TickReducer};
 
 mod advance;
+mod checkpoint;
 mod commit;
 mod derive;
 mod extension;
@@ -51,6 +53,7 @@ use resolve::RejectionRecord;
 // Kept at its old path (`kernel::validate_timeout_audit`); defined in audit.rs.
 pub use crate::audit::validate_timeout_audit;
 pub use advance::{AdvanceSummary, SessionWarning};
+pub use checkpoint::{CompactRequest, CompactSummary};
 pub use ingest::{IngestBatch, IngestOutcome, IngestReceipt, ReceiptStatus};
 pub use prepared::{Prepared, PreparedResult};
 
@@ -82,8 +85,12 @@ struct Live<S> {
     accepted: StableHashSet<String>,
     commitments: CommitmentBook<String>,
     rejections: Vec<RejectionRecord>,
+    /// The events since the retention floor (all of them before any
+    /// compaction).
     events: EventLog,
     last_checkpoint_tick: u64,
+    /// Transition revision of the last compaction (0: never compacted).
+    retention_floor: u64,
 }
 
 /// The authoritative session kernel (RFC-006).
@@ -95,6 +102,8 @@ pub struct SessionKernel<R: TickReducer> {
     /// Indices of `options.seats` in code-point order (for digests).
     sorted_seats: Vec<usize>,
     live: Live<R::State>,
+    /// Answers for accepted identities below the retention floor.
+    history: Option<Arc<dyn HistoryLookup>>,
 }
 
 impl<R> SessionKernel<R>
@@ -140,6 +149,7 @@ where
             rejections: Vec::new(),
             events: EventLog::new(),
             last_checkpoint_tick: 0,
+            retention_floor: 0,
         };
         Ok(SessionKernel {
             id: NEXT_KERNEL_ID.fetch_add(1, Ordering::Relaxed),
@@ -148,6 +158,7 @@ where
             limits,
             sorted_seats,
             live,
+            history: None,
         })
     }
 

@@ -7,12 +7,14 @@
 
 pub mod action;
 mod audit;
+pub mod checkpoint;
 pub mod commitment;
 mod digest;
 pub mod dmath;
 pub mod error;
 pub mod game;
 mod hash;
+pub mod history;
 pub mod protocol;
 pub mod reducer;
 pub mod replay;
@@ -20,9 +22,11 @@ pub mod seed;
 mod view;
 
 pub use action::{ActionTarget, COMMIT_SCHEME, CommitEnvelope, RevealEnvelope, SubmittedAction};
+pub use checkpoint::KernelCheckpoint;
 pub use dmath::{DMATH_ALGORITHM, Dmath, DmathBackend};
 pub use error::{
-    AdvanceCode, ArgumentCode, ConflictCode, GameError, IntentError, IntentErrorCode, KernelError, LifecycleCode,
+    AdvanceCode, ArgumentCode, CheckpointCode, ConflictCode, GameError, IntentError, IntentErrorCode, KernelError,
+    LifecycleCode, ResyncRequired,
 };
 pub use game::{AdapterRef, CommandContext, Game, GameRef, LevelSpec, TimeoutContext, TimeoutInput};
 pub use protocol::{
@@ -44,9 +48,10 @@ pub use event::{
     CanonicalInput, EventBody, EventLog, HeaderCadence, ResolutionCause, ResolutionResult, SeedPolicy, SessionEvent,
     SessionHeader, SessionTranscript, SubmissionIdentity,
 };
+pub use history::{HistoryLookup, MemoryHistory};
 pub use kernel::{
-    AdvanceSummary, IngestBatch, IngestOutcome, IngestReceipt, Prepared, PreparedResult, ReceiptStatus, SessionKernel,
-    SessionWarning,
+    AdvanceSummary, CompactRequest, CompactSummary, IngestBatch, IngestOutcome, IngestReceipt, Prepared,
+    PreparedResult, ReceiptStatus, SessionKernel, SessionWarning,
 };
 pub use observation::{DeltaBody, DeltaOrigin, ObservationDelta, RejectionNotice, apply_observation_delta};
 pub use options::{Cadence, CommandMapper, GameOptionsBuilder, HostTime, KernelOptions, SessionLimits, TimeoutMapper};

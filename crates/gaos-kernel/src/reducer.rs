@@ -64,6 +64,19 @@ pub trait TickReducer: Send + Sync {
     fn supports_empty_ticks(&self) -> bool {
         true
     }
+
+    /// The state as JSON for a kernel checkpoint (`reducerState`, codec
+    /// `gaos.json` 1). `None`: this reducer cannot be checkpointed, and
+    /// `SessionKernel::checkpoint` refuses (`unsupported`).
+    fn encode_state(&self, _state: &Self::State) -> Option<Value> {
+        None
+    }
+
+    /// The inverse of [`TickReducer::encode_state`]: `decode(encode(s))` must
+    /// behave exactly like `s` (same views, same future transitions).
+    fn decode_state(&self, _value: &Value) -> Result<Self::State, GameError> {
+        Err(GameError::new("this reducer cannot restore its state from a checkpoint"))
+    }
 }
 
 impl<T: TickReducer + ?Sized> TickReducer for Arc<T> {
@@ -95,6 +108,12 @@ impl<T: TickReducer + ?Sized> TickReducer for Arc<T> {
     fn supports_empty_ticks(&self) -> bool {
         (**self).supports_empty_ticks()
     }
+    fn encode_state(&self, state: &Self::State) -> Option<Value> {
+        (**self).encode_state(state)
+    }
+    fn decode_state(&self, value: &Value) -> Result<Self::State, GameError> {
+        (**self).decode_state(value)
+    }
 }
 
 /// The action-reducer compatibility path (`ActionReducer`): `apply` for a
@@ -123,6 +142,14 @@ pub trait ActionReducer: Send + Sync {
     }
     fn validate_command(&self, _state: &Self::State, _seat: &str, _action: &SubmittedAction) -> Result<(), GameError> {
         Ok(())
+    }
+    /// See [`TickReducer::encode_state`].
+    fn encode_state(&self, _state: &Self::State) -> Option<Value> {
+        None
+    }
+    /// See [`TickReducer::decode_state`].
+    fn decode_state(&self, _value: &Value) -> Result<Self::State, GameError> {
+        Err(GameError::new("this reducer cannot restore its state from a checkpoint"))
     }
 }
 
@@ -164,6 +191,12 @@ impl<R: ActionReducer> TickReducer for ActionReducerAdapter<R> {
     }
     fn supports_empty_ticks(&self) -> bool {
         false
+    }
+    fn encode_state(&self, state: &Self::State) -> Option<Value> {
+        self.0.encode_state(state)
+    }
+    fn decode_state(&self, value: &Value) -> Result<Self::State, GameError> {
+        self.0.decode_state(value)
     }
 }
 
@@ -290,6 +323,12 @@ where
     }
     fn supports_empty_ticks(&self) -> bool {
         self.0.supports_empty_ticks()
+    }
+    fn encode_state(&self, state: &AnyState) -> Option<Value> {
+        state.downcast_ref::<R::State>().and_then(|s| self.0.encode_state(s))
+    }
+    fn decode_state(&self, value: &Value) -> Result<AnyState, GameError> {
+        self.0.decode_state(value).map(AnyState::new)
     }
 }
 

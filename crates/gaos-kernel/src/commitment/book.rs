@@ -165,6 +165,50 @@ impl<K: SeatKey, W: Clone> CommitmentBook<K, W> {
     }
 }
 
+/// What a kernel checkpoint records and restores, and what compaction drops.
+impl<K: SeatKey + Ord, W: Clone> CommitmentBook<K, W> {
+    /// Every commitment, ordered by seat and id.
+    pub(crate) fn commitments_sorted(&self) -> Vec<(&K, u32, &Commitment<W>)> {
+        let mut all: Vec<_> = self.commitments.iter().map(|((seat, id), c)| (seat, *id, c)).collect();
+        all.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        all
+    }
+
+    /// Every seat's next commitment id, ordered by seat.
+    pub(crate) fn next_ids_sorted(&self) -> Vec<(&K, u32)> {
+        let mut all: Vec<_> = self.next_ids.iter().map(|(seat, id)| (seat, *id)).collect();
+        all.sort();
+        all
+    }
+
+    /// The salt book, ordered by salt.
+    pub(crate) fn salts_sorted(&self) -> Vec<(&str, &SaltOwner<K, W>)> {
+        let mut all: Vec<_> = self.salts.iter().map(|(salt, owner)| (salt.as_str(), owner)).collect();
+        all.sort_by(|a, b| a.0.cmp(b.0));
+        all
+    }
+
+    pub(crate) fn restore_commitment(&mut self, seat: K, commitment_id: u32, commitment: Commitment<W>) {
+        self.commitments.insert((seat, commitment_id), commitment);
+    }
+
+    pub(crate) fn restore_next_id(&mut self, seat: K, next: u32) {
+        self.next_ids.insert(seat, next);
+    }
+
+    pub(crate) fn restore_salt(&mut self, salt: String, owner: SaltOwner<K, W>) {
+        self.salts.insert(salt, owner);
+    }
+
+    /// Compaction: revealed commitments and the salt book go (kernel spec
+    /// §4.16); open commitments and next ids stay, they decide future reveals
+    /// and commits.
+    pub(crate) fn compact(&mut self) {
+        self.commitments.retain(|_, c| !c.revealed);
+        self.salts = new_map();
+    }
+}
+
 /// Reads through a draft book over its base (or one book alone).
 #[derive(Clone, Copy)]
 pub(crate) struct Layered<'a, K, W> {

@@ -200,7 +200,10 @@ where
         }
         // 6. permanently single-use identities
         let key = identity_key(&sub.participant_id, &submission_id);
-        if self.live.accepted.contains(&key) || overlay.accepted(&key) {
+        if self.live.accepted.contains(&key)
+            || overlay.accepted(&key)
+            || self.accepted_before_floor(&sub.participant_id, &submission_id)?
+        {
             return Err(KernelError::unknown_submission(format!(
                 "submission {submission_id} of {} was accepted before and cannot be applied again",
                 sub.participant_id

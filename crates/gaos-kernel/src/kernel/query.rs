@@ -122,8 +122,12 @@ where
 
     /// Whether `(participant, submission_id)` was ever accepted (the
     /// permanent identity index): a host needs stored answers only for these.
+    /// Below the retention floor the history lookup answers; when it fails
+    /// the answer is `true`, so a caller looks for a stored answer rather
+    /// than treating a possibly used identity as fresh.
     pub fn was_accepted(&self, participant: &str, submission_id: &str) -> bool {
         self.live.accepted.contains(&identity_key(participant, submission_id))
+            || self.accepted_before_floor(participant, submission_id).unwrap_or(true)
     }
 
     /// Seats the open window still awaits, in window order.
@@ -182,10 +186,22 @@ where
     }
 
     /// `snapshot(seat, afterTransitionRevision)`: a resynchronization delta
-    /// with every durable rejection notice after `after` (default 0).
+    /// with every durable rejection notice after `after` (default: the
+    /// retention floor, 0 before any compaction). An `after` below the
+    /// floor asks for notices the kernel no longer holds:
+    /// [`KernelError::ResyncRequired`]; the client resyncs with `after`
+    /// absent.
     pub fn snapshot(&self, seat: &str, after: Option<u64>) -> Result<ObservationDelta, KernelError> {
         let index = self.seat_index(seat)?;
-        let after = after.unwrap_or(0);
+        let floor = self.live.retention_floor;
+        let after = after.unwrap_or(floor);
+        if after < floor {
+            return Err(KernelError::ResyncRequired(crate::error::ResyncRequired {
+                requested_transition_revision: after,
+                retention_floor: floor,
+                current_transition_revision: self.live.transition_revision,
+            }));
+        }
         if after > self.live.transition_revision {
             return Err(KernelError::range_error(format!(
                 "afterTransitionRevision {after} is beyond the live transition revision {}",

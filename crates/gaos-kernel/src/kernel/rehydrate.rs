@@ -69,17 +69,41 @@ where
             }
         }
         validate_timeout_audit(&events, &kernel.options.seats).map_err(KernelError::type_error)?;
-        let final_cursor = events.iter().filter(|e| matches!(e.body, EventBody::Resolution { .. })).count() as u64;
-        let mut last_revision = 0u64;
+        kernel.replay_events(&events, TailRule::NonDecreasing)?;
+        kernel.live.events = EventLog::from(events);
+        Ok(kernel)
+    }
+
+    /// Re-apply `events` after the kernel's transition revision and set it
+    /// to the last one seen. Event ids and host times are checked here.
+    pub(super) fn replay_events(&mut self, events: &[SessionEvent], rule: TailRule) -> Result<(), KernelError> {
+        let final_cursor =
+            self.live.cursor + events.iter().filter(|e| matches!(e.body, EventBody::Resolution { .. })).count() as u64;
+        let mut last_revision = self.live.transition_revision;
         let mut index_in_revision = 0usize;
         for (i, event) in events.iter().enumerate() {
             if event.transition_revision < last_revision || event.transition_revision == 0 {
                 return Err(bad(i, "transition revisions must be positive and non-decreasing"));
             }
             if event.transition_revision != last_revision {
+                if rule == TailRule::Contiguous && event.transition_revision != last_revision + 1 {
+                    return Err(KernelError::checkpoint(
+                        crate::error::CheckpointCode::Tail,
+                        format!(
+                            "tail event {i} has transition revision {}, but {} follows {last_revision}",
+                            event.transition_revision,
+                            last_revision + 1
+                        ),
+                    ));
+                }
                 index_in_revision = 0;
+            } else if i == 0 && rule == TailRule::Contiguous {
+                return Err(KernelError::checkpoint(
+                    crate::error::CheckpointCode::Tail,
+                    format!("the tail starts inside transition {last_revision}, which the checkpoint already holds"),
+                ));
             }
-            if !is_event_id(&event.event_id, &kernel.options.session_id, event.transition_revision, index_in_revision) {
+            if !is_event_id(&event.event_id, &self.options.session_id, event.transition_revision, index_in_revision) {
                 return Err(bad(i, format!("unexpected eventId {:?}", event.event_id)));
             }
             if event.host_time.is_some_and(|t| t as f64 > gaos_json::MAX_SAFE_INTEGER) {
@@ -88,11 +112,10 @@ where
             index_in_revision += 1;
             last_revision = event.transition_revision;
             let previous = i.checked_sub(1).map(|p| &events[p]);
-            kernel.replay_event(i, event, previous, final_cursor)?;
+            self.replay_event(i, event, previous, final_cursor)?;
         }
-        kernel.live.transition_revision = last_revision;
-        kernel.live.events = EventLog::from(events);
-        Ok(kernel)
+        self.live.transition_revision = last_revision;
+        Ok(())
     }
 
     /// Re-apply one event. `final_cursor` is the cursor after the whole
@@ -561,6 +584,17 @@ where
         self.live.last_checkpoint_tick = tick;
         Ok(())
     }
+}
+
+/// How the events re-applied after a kernel's revision must follow it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum TailRule {
+    /// A whole transcript: revisions never decrease.
+    NonDecreasing,
+    /// The tail after a checkpoint: each transition's revision is the one
+    /// after the previous transition's (event ids contiguous after the
+    /// watermark).
+    Contiguous,
 }
 
 /// The fields of an `intent-accepted` event, as replayed.
