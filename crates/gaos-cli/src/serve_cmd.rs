@@ -49,6 +49,12 @@ pub struct LimitArgs {
     /// a larger one is refused with 413 command_too_large.
     #[arg(long, default_value_t = gaos_host::host::DEFAULT_MAX_COMMAND_BYTES)]
     max_command_bytes: usize,
+    /// A session stores a kernel checkpoint every this many transitions and
+    /// then keeps only the events after it in memory; a restart replays at
+    /// most this many events per session. 0: never (the whole log stays in
+    /// memory and is replayed).
+    #[arg(long, default_value_t = gaos_host::host::DEFAULT_CHECKPOINT_EVERY)]
+    checkpoint_every: u64,
 }
 
 impl LimitArgs {
@@ -86,6 +92,7 @@ pub fn run(
 ) -> ExitCode {
     init_logging();
     let max_command_bytes = limits.max_command_bytes;
+    let checkpoint_every = limits.checkpoint_every;
     let limits = match limits.limits() {
         Ok(limits) => limits,
         Err(e) => {
@@ -113,7 +120,13 @@ pub fn run(
     let options = ServeOptions {
         data_dir: data,
         listen,
-        host: HostOptions { lease_bounds, test_clock, max_command_bytes, ..HostOptions::new(registry.clone()) },
+        host: HostOptions {
+            lease_bounds,
+            test_clock,
+            max_command_bytes,
+            checkpoint_every,
+            ..HostOptions::new(registry.clone())
+        },
         limits,
     };
     // Shutting down also ends open MCP streams (else graceful shutdown waits on them).

@@ -11,6 +11,7 @@
 
 mod act;
 mod attach;
+mod checkpoints;
 mod envelopes;
 mod finalize;
 mod history;
@@ -40,6 +41,8 @@ use crate::schedule::{TickSchedule, TurnClock};
 use crate::storage::writer::Writer;
 use crate::storage::{SessionStateKey, SessionStatus, StoreReader, StoredAnswer, WriteBatch, WriteOp};
 
+pub use checkpoints::DEFAULT_CHECKPOINT_EVERY;
+pub(crate) use checkpoints::StoreHistory;
 pub use mailbox::{ActorHandle, Command, SessionSummary};
 pub use streams::{StreamItem, Subscription};
 
@@ -69,6 +72,18 @@ pub(crate) struct ActorInit {
     pub pinned_controller: Option<Value>,
     /// The persisted turn clock (`session_state` `turnClock`), if any.
     pub turn_clock: Option<String>,
+    /// Transitions between two checkpoints (0: never).
+    pub checkpoint_every: u64,
+    /// Set when the kernel was restored from a checkpoint.
+    pub restored_from: Option<RestoredFrom>,
+}
+
+/// Where a kernel restored from a checkpoint starts: the transcript digest
+/// and how many events were stored at the checkpoint (the kernel holds the
+/// tail after it).
+pub(crate) struct RestoredFrom {
+    pub transcript_digest: [u8; 32],
+    pub events: u64,
 }
 
 pub(crate) struct SessionActor {
@@ -106,6 +121,10 @@ pub(crate) struct SessionActor {
     turn: TurnClock,
     /// The turn clock as last persisted.
     persisted_turn: Option<String>,
+    /// Transitions between two checkpoints (0: never).
+    checkpoint_every: u64,
+    /// False once the game said its state cannot be checkpointed.
+    checkpoints_supported: bool,
 }
 
 impl SessionActor {
@@ -126,6 +145,8 @@ impl SessionActor {
             host_key,
             pinned_controller,
             turn_clock,
+            checkpoint_every,
+            restored_from,
         } = init;
         let receipts = ReceiptIssuer::resume(&answers);
         let answers = AnswerCache::from_stored(answers, ACT_ANSWERS_IN_MEMORY);
@@ -145,7 +166,10 @@ impl SessionActor {
         }
         let mut actor = SessionActor {
             id: config.session_id.clone(),
-            transcript: TranscriptHash::of(&kernel),
+            transcript: match &restored_from {
+                Some(from) => TranscriptHash::resume(from.transcript_digest, from.events as usize, &kernel),
+                None => TranscriptHash::of(&kernel),
+            },
             digest_key,
             host_key,
             streams: Streams::new(&config.seats),
@@ -167,6 +191,8 @@ impl SessionActor {
             leases,
             lease_bounds,
             clock,
+            checkpoint_every,
+            checkpoints_supported: true,
         };
         actor.arm_timers();
         let (tx, rx) = mpsc::channel(1024);

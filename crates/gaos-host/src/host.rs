@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use gaos_games::GameRegistry;
 use gaos_json::{Map, Value, hex_encode};
-use gaos_kernel::{SessionEvent, SessionKernel};
+use gaos_kernel::SessionKernel;
 use tokio::sync::OnceCell;
 
 use crate::actor::{ActorHandle, ActorInit, Command, SessionActor, SessionSummary, Subscription};
@@ -30,6 +30,7 @@ use crate::wire;
 mod create_request;
 mod creator_claim;
 mod digest_keys;
+mod rehydrate;
 mod startup;
 use create_request::CreateRequest;
 use creator_claim::creator_claim;
@@ -53,6 +54,10 @@ pub struct HostOptions {
     /// The secret the stored answers' tokens and the digest keys derive
     /// from (`host_key.rs`); `gaos serve` reads it from `DIR/host-key`.
     pub host_key: HostKey,
+    /// Transitions between two stored kernel checkpoints of a session (0:
+    /// never): bounds the live kernel's memory and the events a restart
+    /// replays (actor/checkpoints.rs).
+    pub checkpoint_every: u64,
 }
 
 impl HostOptions {
@@ -65,9 +70,12 @@ impl HostOptions {
             test_clock: false,
             max_command_bytes: DEFAULT_MAX_COMMAND_BYTES,
             host_key: HostKey::default(),
+            checkpoint_every: DEFAULT_CHECKPOINT_EVERY,
         }
     }
 }
+
+pub use crate::actor::DEFAULT_CHECKPOINT_EVERY;
 
 /// The default of `--max-command-bytes` (16 KiB).
 pub const DEFAULT_MAX_COMMAND_BYTES: usize = 16 * 1024;
@@ -286,9 +294,9 @@ impl Host {
         }
         let reader = Arc::clone(&self.inner.reader);
         let owned = id.to_owned();
-        let (events, answers) =
-            blocking(move || Ok((reader.load_events(&owned)?, reader.load_answers(&owned)?))).await?;
-        metrics.add_store_loads(0, events.len() as u64);
+        let (log, answers) =
+            blocking(move || Ok((rehydrate::read_log(reader.as_ref(), &owned)?, reader.load_answers(&owned)?))).await?;
+        metrics.add_store_loads(0, log.events.len() as u64);
         let digest_key = self.stored_digest_key(id, &state).await?;
         let pinned_controller = match state.iter().find(|(k, _)| *k == SessionStateKey::Controller) {
             Some((_, text)) => Some(
@@ -312,20 +320,11 @@ impl Host {
         // Replaying the log is CPU work: off the async workers, so a long
         // load never delays other requests (`/healthz` included).
         let owned = id.to_owned();
-        let kernel = tokio::task::spawn_blocking(move || {
-            let mut parsed = Vec::with_capacity(events.len());
-            for event in &events {
-                let value = gaos_json::parse(&event.body)
-                    .map_err(|e| HostError::internal(format!("event {} of {owned} is not JSON: {e}", event.seq)))?;
-                parsed.push(SessionEvent::from_value(&value).map_err(HostError::internal)?);
-            }
-            let kernel = SessionKernel::rehydrate(options, None, parsed)
-                .map_err(|e| HostError::internal(format!("session {owned} failed to rehydrate: {e}")))?;
-            tracing::info!(session = %owned, events = events.len(), cursor = kernel.cursor(), "session rehydrated");
-            Ok::<_, HostError>(kernel)
-        })
-        .await
-        .map_err(|e| HostError::internal(format!("rehydrating {id} failed: {e}")))??;
+        let reader = Arc::clone(&self.inner.reader);
+        let (kernel, restored_from) =
+            tokio::task::spawn_blocking(move || rehydrate::rebuild(&owned, options, log, reader))
+                .await
+                .map_err(|e| HostError::internal(format!("rehydrating {id} failed: {e}")))??;
         Ok(SessionActor::spawn(ActorInit {
             config,
             game,
@@ -342,6 +341,8 @@ impl Host {
             host_key: self.inner.options.host_key.clone(),
             pinned_controller,
             turn_clock: state.iter().find(|(k, _)| *k == SessionStateKey::TurnClock).map(|(_, v)| v.clone()),
+            checkpoint_every: self.inner.options.checkpoint_every,
+            restored_from,
         }))
     }
 
@@ -485,6 +486,8 @@ impl Host {
             host_key: self.inner.options.host_key.clone(),
             pinned_controller: None,
             turn_clock: None,
+            checkpoint_every: self.inner.options.checkpoint_every,
+            restored_from: None,
         });
         {
             let slot: Slot = Arc::new(OnceCell::new());
