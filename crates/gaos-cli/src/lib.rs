@@ -22,6 +22,7 @@ mod bench_report;
 mod cli;
 mod kernel_bench;
 mod loadgen;
+mod long_bench;
 mod mcp_cmd;
 mod modules;
 mod openai_args;
