@@ -146,7 +146,7 @@ async fn ticks_bench(data: &Path, ticks: u64, checkpoint_every: u64) -> Result<(
     let created = host.create(&Caller::Operator, json(create)).await.map_err(|e| e.message)?;
     let id = at(&json(&created.body), &["sessionId"]).and_then(Value::as_str).ok_or("no sessionId")?.to_owned();
     println!("20 Hz ticks session {id}, {ticks} ticks, checkpoint every {checkpoint_every} transitions");
-    println!("{:>8} | {:>9} | {:>8} | {:>10}", "ticks", "RSS MiB", "tick", "ticks/s");
+    println!("{:>8} | {:>9} | {:>8} | {:>10}", "ticks", "RSS MiB", "round", "ticks/s");
     println!("{:->8}-+-{:->9}-+-{:->8}-+-{:->10}", "", "", "", "");
     let started = Instant::now();
     let mut last = Instant::now();

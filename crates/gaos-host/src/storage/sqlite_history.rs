@@ -113,3 +113,36 @@ pub(super) fn was_accepted(
         .optional()?
         .is_some())
 }
+
+#[cfg(test)]
+mod tests {
+    use gaos_testkit::server::TempDir;
+
+    use super::super::sqlite::open;
+    use super::super::store::StoreReader;
+
+    #[test]
+    fn upgrading_a_version_2_database_indexes_the_identities_its_events_accepted() {
+        let dir = TempDir::new("gaos-sqlite-v3");
+        let path = dir.path().join("db");
+        {
+            let conn = rusqlite::Connection::open(&path).expect("open");
+            conn.execute_batch(
+                "CREATE TABLE events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, event_id TEXT NOT NULL,
+                     transition_revision INTEGER NOT NULL, body TEXT NOT NULL, UNIQUE (session_id, seq));
+                 INSERT INTO events VALUES
+                     ('s', 0, 's:1:0', 1, '{\"kind\":\"intent-accepted\",\"participantId\":\"a\",\"submissionId\":\"a:0\"}'),
+                     ('s', 1, 's:2:0', 2, '{\"kind\":\"resolution\"}'),
+                     ('s', 2, 's:3:0', 3, 'not json');
+                 PRAGMA user_version = 2;",
+            )
+            .expect("a version 2 database");
+        }
+        let (_writer, reader) = open(&path).expect("open upgrades");
+        assert!(reader.was_accepted("s", "a", "a:0", 1).expect("lookup"), "indexed from its event");
+        assert!(!reader.was_accepted("s", "a", "a:0", 0).expect("lookup"), "only at or below the floor asked");
+        assert!(!reader.was_accepted("s", "b", "a:0", 5).expect("lookup"));
+        assert_eq!(reader.load_events_from("s", 1).expect("tail").len(), 2);
+        assert_eq!(reader.load_checkpoint("s").expect("none yet"), None);
+    }
+}
