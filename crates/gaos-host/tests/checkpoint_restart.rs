@@ -170,3 +170,23 @@ async fn checkpoint_and_tail_answer_as_the_whole_log_across_random_crash_points(
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_below_the_retention_floor_is_told_to_resync_and_recovers_from_a_full_snapshot() {
+    let dir = TempDir::new("gaos-checkpoint-resync");
+    let host = open(dir.path(), 2, false).await;
+    let create = format!(r#"{{"game":"conformance/counter","sessionId":"{SESSION}","level":{{"rounds":1000}}}}"#);
+    host.create(&Caller::Operator, json(&create)).await.expect("created");
+    for revision in 0..10 {
+        round(&host, revision).await;
+    }
+    let refused = host.snapshot(&seat("a"), SESSION, Some(1)).await.expect_err("below the floor");
+    assert_eq!((refused.status.as_u16(), refused.code.as_str()), (409, "resync_required"), "{}", refused.message);
+    let full = host.snapshot(&seat("a"), SESSION, None).await.expect("a full snapshot");
+    assert_eq!(full.status, 200);
+    assert!(full.body.contains(r#""round":10"#), "the full snapshot is current: {}", full.body);
+    // A stream resuming below the floor starts from that full snapshot.
+    let stream = host.subscribe(&seat("a"), SESSION, Some(1)).await.expect("a stream");
+    assert_eq!(stream.initial.len(), 1);
+    assert_eq!(stream.initial[0].data, full.body, "the stream resyncs from the full snapshot");
+}
