@@ -149,7 +149,12 @@ impl SessionActor {
             restored_from,
         } = init;
         let receipts = ReceiptIssuer::resume(&answers);
-        let answers = AnswerCache::from_stored(answers, ACT_ANSWERS_IN_MEMORY);
+        // Act answers in memory are bounded by the kernel's receipt
+        // retention (per seat): an older exact retry is answered from the
+        // store, as the kernel no longer holds its receipt either.
+        let retention = kernel.limits().receipt_retention.saturating_mul(config.seats.len() as u64);
+        let act_capacity = (retention as usize).clamp(1, ACT_ANSWERS_IN_MEMORY);
+        let answers = AnswerCache::from_stored(answers, act_capacity);
         let policy = config.policy();
         // The policy's controller, else the one the first attach pinned
         // (stored answers keep only a fingerprint of their request, so the

@@ -19,7 +19,7 @@ use crate::storage::{AcceptedIdentity, StoreReader, StoredCheckpoint, WriteBatch
 /// The default of `HostOptions::checkpoint_every`: transitions between two
 /// checkpoints, which bounds both the live kernel's event tail and the
 /// events a restart replays per session.
-pub const DEFAULT_CHECKPOINT_EVERY: u64 = 256;
+pub const DEFAULT_CHECKPOINT_EVERY: u64 = 128;
 
 /// The kernel's history lookup, answered by the store's index of accepted
 /// identities (`storage/sqlite_history.rs`).
