@@ -70,6 +70,11 @@ pub(crate) enum Command {
         game_module: Option<PathBuf>,
         #[command(flatten)]
         module_limits: modules::ModuleLimitArgs,
+        /// Compact the kernel every N transitions (store its compacted
+        /// checkpoint, drop history): memory stays flat; restart is timed
+        /// from the latest checkpoint and finalize/verify are skipped.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        compact_every: Option<u64>,
     },
     /// gaos.replay tools: verify and inspect replay files.
     Replay {
@@ -163,8 +168,8 @@ pub(crate) fn dispatch(command: Command, registry: &GameRegistry) -> ExitCode {
                 }
             }
         }
-        Command::KernelBench { transitions, json, game_module, module_limits } => {
-            match kernel_bench::run_with(transitions, registry, game_module.as_deref(), &module_limits) {
+        Command::KernelBench { transitions, json, game_module, module_limits, compact_every } => {
+            match kernel_bench::run_with(transitions, registry, game_module.as_deref(), &module_limits, compact_every) {
                 Ok(report) => {
                     if json {
                         println!("{}", gaos_json::canonical_json(&report.to_json()));

@@ -1,6 +1,10 @@
 //! `gaos kernel-bench`: committed transitions per second of the session
 //! kernel on the counter game, with the cost of rehydrating, finalizing and
-//! verifying the resulting transcript.
+//! verifying the resulting transcript, and the process's resident memory
+//! per tenth of the run. `--compact-every N` compacts as it goes
+//! (`kernel_bench_memory`): memory then stays flat, and the bench restores
+//! from the latest checkpoint instead of rehydrating (there is no full
+//! transcript to finalize).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -9,6 +13,8 @@ use gaos_games::GameRegistry;
 use gaos_json::{Map, Value};
 use gaos_kernel::replay::{FinalizeOptions, VerifyOptions, finalize_replay, verify_replay};
 use gaos_kernel::{Cadence, CommandSubmission, Game, GameRef, KernelError, KernelOptions, SeedPolicy, SessionKernel};
+
+use crate::kernel_bench_memory::{Compactor, rss_kib};
 
 /// Measurements of one run.
 #[derive(Debug, Clone)]
@@ -23,6 +29,17 @@ pub struct BenchReport {
     pub verify: Option<Duration>,
     pub replay_bytes: usize,
     pub events: usize,
+    /// `--compact-every`, when given.
+    pub compact_every: Option<u64>,
+    pub compactions: u64,
+    /// Largest compacted checkpoint stored, in bytes.
+    pub checkpoint_bytes: usize,
+    /// Events the kernel held at the end (all of them without compaction).
+    pub live_events: usize,
+    /// Resident set size (KiB) at the end of each tenth; empty off Linux.
+    pub rss_tenths_kib: Vec<u64>,
+    /// Peak resident set size (KiB) of the process.
+    pub peak_rss_kib: Option<u64>,
 }
 
 impl BenchReport {
@@ -54,6 +71,12 @@ impl BenchReport {
         map.insert("finalizeSeconds".into(), Value::Number(self.finalize.as_secs_f64()));
         map.insert("verifySeconds".into(), self.verify.map_or(Value::Null, |d| Value::Number(d.as_secs_f64())));
         map.insert("replayBytes".into(), self.replay_bytes.into());
+        map.insert("compactEvery".into(), self.compact_every.map_or(Value::Null, Value::from));
+        map.insert("compactions".into(), self.compactions.into());
+        map.insert("checkpointBytes".into(), self.checkpoint_bytes.into());
+        map.insert("liveEvents".into(), self.live_events.into());
+        map.insert("rssTenthsKiB".into(), Value::Array(self.rss_tenths_kib.iter().map(|&k| k.into()).collect()));
+        map.insert("peakRssKiB".into(), self.peak_rss_kib.map_or(Value::Null, Value::from));
         Value::Object(map)
     }
 
@@ -70,25 +93,45 @@ impl BenchReport {
         }
         out.push_str(&format!("{:<28} {:>13.1}%\n", "last tenth / first tenth", self.flatness() * 100.0));
         out.push_str(&format!("{:<28} {:>13.3}s\n", "run", self.total.as_secs_f64()));
-        out.push_str(&format!("{:<28} {:>13.3}s\n", "rehydrate", self.rehydrate.as_secs_f64()));
-        out.push_str(&format!("{:<28} {:>13.3}s\n", "finalize", self.finalize.as_secs_f64()));
+        let compacting = self.compact_every.is_some();
+        let restart = if compacting { "restore (checkpoint + tail)" } else { "rehydrate" };
+        out.push_str(&format!("{:<28} {:>13.3}s\n", restart, self.rehydrate.as_secs_f64()));
+        if compacting {
+            out.push_str(&format!("{:<28} {:>14}\n", "finalize", "skipped"));
+        } else {
+            out.push_str(&format!("{:<28} {:>13.3}s\n", "finalize", self.finalize.as_secs_f64()));
+        }
         match self.verify {
             Some(v) => out.push_str(&format!("{:<28} {:>13.3}s\n", "verify", v.as_secs_f64())),
             None => out.push_str(&format!("{:<28} {:>14}\n", "verify", "skipped")),
         }
         out.push_str(&format!("{:<28} {:>14}\n", "events", self.events));
-        out.push_str(&format!("{:<28} {:>14}\n", "replay bytes", self.replay_bytes));
+        if !compacting {
+            out.push_str(&format!("{:<28} {:>14}\n", "replay bytes", self.replay_bytes));
+        }
+        if let Some(every) = self.compact_every {
+            out.push_str(&format!("{:<28} {:>14}\n", "compact every (transitions)", every));
+            out.push_str(&format!("{:<28} {:>14}\n", "compactions", self.compactions));
+            out.push_str(&format!("{:<28} {:>14}\n", "checkpoint bytes (max)", self.checkpoint_bytes));
+        }
+        out.push_str(&format!("{:<28} {:>14}\n", "events held at the end", self.live_events));
+        for (i, kib) in self.rss_tenths_kib.iter().enumerate() {
+            out.push_str(&format!("{:<28} {:>11.1}MiB\n", format!("RSS after tenth {}", i + 1), *kib as f64 / 1024.0));
+        }
+        if let Some(peak) = self.peak_rss_kib {
+            out.push_str(&format!("{:<28} {:>11.1}MiB\n", "peak RSS", peak as f64 / 1024.0));
+        }
         out
     }
 }
 
 /// Run the benchmark for (at least) `transitions` committed transitions of
 /// `registry`'s `conformance/counter` game.
-pub fn run(transitions: u64, registry: &GameRegistry) -> Result<BenchReport, String> {
+pub fn run(transitions: u64, registry: &GameRegistry, compact_every: Option<u64>) -> Result<BenchReport, String> {
     let game = registry
         .get("conformance/counter")
         .ok_or("kernel-bench runs conformance/counter, and this gaos has no game of that id")?;
-    run_game(transitions, &game, registry).map_err(|e| e.to_string())
+    run_game(transitions, &game, registry, compact_every).map_err(|e| e.to_string())
 }
 
 /// [`run`], or the same benchmark on the game module `module` (loaded
@@ -98,15 +141,21 @@ pub fn run_with(
     registry: &GameRegistry,
     module: Option<&std::path::Path>,
     limits: &crate::modules::ModuleLimitArgs,
+    compact_every: Option<u64>,
 ) -> Result<BenchReport, String> {
-    let Some(path) = module else { return run(transitions, registry) };
+    let Some(path) = module else { return run(transitions, registry, compact_every) };
     let mut registry = registry.clone();
     let id = crate::modules::add_module(&mut registry, path, &limits.limits()?)?;
     let game = registry.get(&id).ok_or("the module just loaded is registered")?;
-    run_game(transitions, &game, &registry).map_err(|e| e.to_string())
+    run_game(transitions, &game, &registry, compact_every).map_err(|e| e.to_string())
 }
 
-fn run_game(transitions: u64, game: &Arc<dyn Game>, registry: &GameRegistry) -> Result<BenchReport, KernelError> {
+fn run_game(
+    transitions: u64,
+    game: &Arc<dyn Game>,
+    registry: &GameRegistry,
+    compact_every: Option<u64>,
+) -> Result<BenchReport, KernelError> {
     let rounds = transitions.div_ceil(3).max(1);
     let transitions = rounds * 3;
     let mut level = Map::new();
@@ -120,11 +169,15 @@ fn run_game(transitions: u64, game: &Arc<dyn Game>, registry: &GameRegistry) -> 
             .build(),
     );
     let mut kernel = SessionKernel::from_shared(Arc::clone(&options))?;
+    let mut compactor = compact_every.map(Compactor::new);
     let tenth = (transitions / 10).max(1);
     let mut tenths = Vec::with_capacity(10);
+    let mut rss_tenths_kib = Vec::with_capacity(10);
     let start = Instant::now();
     let mut mark = start;
     let mut done = 0u64;
+    // Events persisted (a host would write them; with compaction the kernel drops them).
+    let mut committed_events = 0usize;
     let mut command_a = Map::new();
     command_a.insert("n".into(), 1.into());
     let command_a = Value::Object(command_a);
@@ -136,18 +189,49 @@ fn run_game(transitions: u64, game: &Arc<dyn Game>, registry: &GameRegistry) -> 
             let id = format!("{seat}-{round}");
             let submission = CommandSubmission::new("bench", kernel.cursor(), seat, &id, command.clone());
             let mut prepared = kernel.prepare_ingest(&submission)?;
+            committed_events += prepared.events().len();
             kernel.commit(&mut prepared)?;
         }
         let mut prepared = kernel.prepare_advance(None)?;
+        committed_events += prepared.events().len();
         kernel.commit(&mut prepared)?;
         done += 3;
+        if let Some(compactor) = &mut compactor {
+            compactor.after_round(&mut kernel, round + 1)?;
+        }
         if done % tenth < 3 && tenths.len() < 10 {
             let now = Instant::now();
             tenths.push(tenth as f64 / (now - mark).as_secs_f64());
+            rss_tenths_kib.extend(rss_kib().map(|(now, _)| now));
             mark = now;
         }
     }
     let total = start.elapsed();
+    let live_events = kernel.events().len();
+    if let Some(compactor) = compactor {
+        // No full transcript is held: restart from the latest checkpoint.
+        let t = Instant::now();
+        let restored = compactor.restore(Arc::clone(&options), &kernel)?;
+        let rehydrate = t.elapsed();
+        assert_eq!(restored.digest(), kernel.digest(), "the restored kernel must equal the live kernel");
+        return Ok(BenchReport {
+            transitions,
+            rounds,
+            total,
+            tenths,
+            rehydrate,
+            finalize: Duration::ZERO,
+            verify: None,
+            replay_bytes: 0,
+            events: committed_events,
+            compact_every,
+            compactions: compactor.compactions,
+            checkpoint_bytes: compactor.max_checkpoint_bytes,
+            live_events,
+            rss_tenths_kib,
+            peak_rss_kib: rss_kib().map(|(_, peak)| peak),
+        });
+    }
     let transcript = kernel.live_transcript();
     let events = transcript.events.clone();
     let t = Instant::now();
@@ -178,5 +262,11 @@ fn run_game(transitions: u64, game: &Arc<dyn Game>, registry: &GameRegistry) -> 
         verify: Some(verify),
         replay_bytes: text.len(),
         events: transcript.events.len(),
+        compact_every: None,
+        compactions: 0,
+        checkpoint_bytes: 0,
+        live_events,
+        rss_tenths_kib,
+        peak_rss_kib: rss_kib().map(|(_, peak)| peak),
     })
 }

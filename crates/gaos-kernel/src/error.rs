@@ -335,6 +335,18 @@ mod tests {
             (KernelError::type_error("m"), "argument", "type"),
             (KernelError::range_error("m"), "argument", "range"),
             (KernelError::from(GameError::new("m")), "reducer", "reducer_failed"),
+            (KernelError::checkpoint(CheckpointCode::Integrity, "m"), "checkpoint", "integrity"),
+            (KernelError::checkpoint(CheckpointCode::Tail, "m"), "checkpoint", "tail"),
+            (
+                KernelError::ResyncRequired(ResyncRequired {
+                    requested_transition_revision: 1,
+                    retention_floor: 5,
+                    current_transition_revision: 9,
+                }),
+                "resync",
+                "resync_required",
+            ),
+            (KernelError::History { message: "m".into() }, "history", "history_unavailable"),
         ];
         for (error, kind, code) in cases {
             assert_eq!((error.kind(), error.code()), (kind, code), "{error:?}");

@@ -94,3 +94,36 @@ fn compacting_as_the_session_goes_gives_the_same_events_as_never_compacting() {
         }
     }
 }
+
+/// What a compacted kernel holds is bounded by the window, receipt
+/// retention and open commitments: its checkpoint (everything the kernel
+/// keeps besides the event tail) is no larger after 6,000 transitions than
+/// after 3,000 (both well past receipt retention), and the tail never
+/// outgrows the compaction interval.
+#[test]
+fn a_compacted_kernel_does_not_grow_with_history() {
+    let level = gaos_json::parse(r#"{"rounds":100000}"#).expect("json");
+    let options = options_for("conformance/counter", &level, "flat", SessionLimits::default());
+    let mut player = Player::new(options, 8);
+    let mut sizes = Vec::new();
+    let mut max_tail = 0;
+    while player.kernel.transition_revision() < 6_000 {
+        player.play(30, None, None);
+        max_tail = max_tail.max(player.kernel.events().len());
+        player.compact();
+        // Keep only the latest stored checkpoint, as a store would.
+        let latest = player.checkpoints.pop().expect("just stored");
+        sizes.push((latest.revision, latest.json.len()));
+        player.checkpoints.clear();
+        player.store.clear();
+    }
+    let at = |revision: u64| sizes.iter().find(|(r, _)| *r >= revision).expect("reached").1;
+    let (early, late) = (at(3_000), at(6_000));
+    // Ids, ticks and totals gain a digit now and then (a few hundred
+    // bytes); keeping even one entry per round would add ~30 KB here.
+    assert!(late <= early + early / 20, "checkpoint grew from {early} to {late} bytes: {sizes:?}");
+    assert!(max_tail <= 30 * 2, "the tail holds at most one interval of events ({max_tail})");
+    let history_keys = player.kernel.checkpoint().expect("checkpoint").to_value();
+    let keys = history_keys.get("protocol").and_then(|p| p.get("historicalSubmissionKeys")).expect("keys");
+    assert_eq!(keys.as_array().map(Vec::len), Some(0), "identities below the floor live in the history lookup");
+}
