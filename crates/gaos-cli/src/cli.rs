@@ -7,7 +7,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use gaos_games::GameRegistry;
 
-use crate::{bench_cmd, kernel_bench, loadgen, mcp_cmd, modules, play_cmd, replay_cmd, serve_cmd, session_cmd};
+use crate::{
+    bench_cmd, kernel_bench, loadgen, long_bench, mcp_cmd, modules, play_cmd, replay_cmd, serve_cmd, session_cmd,
+};
 
 #[derive(Parser)]
 #[command(name = "gaos", version, about = "GAOS authoritative session stack: host, kernel tools, conformance")]
@@ -92,6 +94,11 @@ pub(crate) enum Command {
     },
     /// Load a running host with concurrent counter sessions; report actions/s and ack latency.
     Loadgen(loadgen::LoadgenArgs),
+    /// Long-session benchmarks (issue 19): a 2-hour 20 Hz ticks session's RSS, restart time over a large database.
+    LongBench {
+        #[command(subcommand)]
+        bench: long_bench::LongBench,
+    },
     /// Play one match, one driver per seat (in process, or on --host).
     Play(play_cmd::PlayArgs),
     /// Benchmarks: run (or resume) a manifest, verify a bundle.
@@ -204,6 +211,7 @@ pub(crate) fn dispatch(command: Command, registry: &GameRegistry) -> ExitCode {
         }
         Command::Replay { command } => replay_cmd::run(command, registry),
         Command::Loadgen(args) => loadgen::run(args),
+        Command::LongBench { bench } => long_bench::run(bench),
         Command::Play(args) => play_cmd::run(args, registry),
         Command::Bench { command } => bench_cmd::run(command, registry),
         Command::Mcp(args) => mcp_cmd::run(args),

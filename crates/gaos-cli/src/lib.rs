@@ -22,6 +22,7 @@ mod cli;
 mod kernel_bench;
 mod kernel_bench_memory;
 mod loadgen;
+mod long_bench;
 mod mcp_cmd;
 mod modules;
 mod openai_args;

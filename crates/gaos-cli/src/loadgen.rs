@@ -81,6 +81,10 @@ pub struct LoadgenArgs {
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
+    /// Sample this process's RSS (the host's pid, Linux /proc) every 5 s
+    /// from the start and print the samples after the run.
+    #[arg(long, value_name = "PID")]
+    host_pid: Option<u32>,
 }
 
 /// Run `gaos loadgen`.
@@ -121,7 +125,12 @@ pub fn run(args: LoadgenArgs) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-    match runtime.block_on(load(&args, &token)) {
+    let sampler = args.host_pid.map(crate::long_bench::RssSampler::start);
+    let outcome = runtime.block_on(load(&args, &token));
+    if let Some(sampler) = sampler {
+        print!("{}", sampler.finish());
+    }
+    match outcome {
         Ok(report) => {
             if args.json {
                 println!("{}", gaos_json::canonical_json(&report.to_json()));

@@ -57,6 +57,12 @@ pub struct LimitArgs {
     /// must name (with --retention-ms).
     #[arg(long, default_value = gaos_host::host::retention::DEFAULT_RETENTION_POLICY_ID)]
     retention_policy_id: String,
+    /// A session stores a kernel checkpoint every this many transitions and
+    /// then keeps only the events after it in memory; a restart replays at
+    /// most this many events per session. 0: never (the whole log stays in
+    /// memory and is replayed).
+    #[arg(long, default_value_t = gaos_host::host::DEFAULT_CHECKPOINT_EVERY)]
+    checkpoint_every: u64,
 }
 
 impl LimitArgs {
@@ -146,6 +152,7 @@ pub fn run(registry: &GameRegistry, settings: ServeSettings) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let checkpoint_every = limits.checkpoint_every;
     let limits = match limits.limits() {
         Ok(limits) => limits,
         Err(e) => {
@@ -179,6 +186,7 @@ pub fn run(registry: &GameRegistry, settings: ServeSettings) -> ExitCode {
             max_command_bytes,
             retention,
             manifests,
+            checkpoint_every,
             ..HostOptions::new(registry.clone())
         },
         limits,

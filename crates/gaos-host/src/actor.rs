@@ -11,10 +11,12 @@
 
 mod act;
 mod attach;
+mod checkpoints;
 mod envelopes;
 mod episodes;
 mod evaluation;
 mod finalize;
+mod history;
 mod lane;
 mod leases;
 mod mailbox;
@@ -42,6 +44,8 @@ use crate::schedule::{TickSchedule, TurnClock};
 use crate::storage::writer::Writer;
 use crate::storage::{SessionStateKey, SessionStatus, StoreReader, StoredAnswer, WriteBatch, WriteOp};
 
+pub use checkpoints::DEFAULT_CHECKPOINT_EVERY;
+pub(crate) use checkpoints::StoreHistory;
 pub(crate) use episodes::{Episodes, rehydrate_run};
 pub use mailbox::{ActorHandle, Command, SessionSummary};
 pub use seat_states::SeatState;
@@ -75,6 +79,18 @@ pub(crate) struct ActorInit {
     pub turn_clock: Option<String>,
     /// Where a multi-level run is (level 0 for every other session).
     pub episodes: Episodes,
+    /// Transitions between two checkpoints (0: never).
+    pub checkpoint_every: u64,
+    /// Set when the kernel was restored from a checkpoint.
+    pub restored_from: Option<RestoredFrom>,
+}
+
+/// Where a kernel restored from a checkpoint starts: the transcript digest
+/// and how many events were stored at the checkpoint (the kernel holds the
+/// tail after it).
+pub(crate) struct RestoredFrom {
+    pub transcript_digest: [u8; 32],
+    pub events: u64,
 }
 
 pub(crate) struct SessionActor {
@@ -114,6 +130,10 @@ pub(crate) struct SessionActor {
     turn: TurnClock,
     /// The turn clock as last persisted.
     persisted_turn: Option<String>,
+    /// Transitions between two checkpoints (0: never).
+    checkpoint_every: u64,
+    /// False once the game said its state cannot be checkpointed.
+    checkpoints_supported: bool,
 }
 
 impl SessionActor {
@@ -135,9 +155,16 @@ impl SessionActor {
             pinned_controller,
             turn_clock,
             episodes,
+            checkpoint_every,
+            restored_from,
         } = init;
         let receipts = ReceiptIssuer::resume(&answers);
-        let answers = AnswerCache::from_stored(answers, ACT_ANSWERS_IN_MEMORY);
+        // Act answers in memory are bounded by the kernel's receipt
+        // retention (per seat): an older exact retry is answered from the
+        // store, as the kernel no longer holds its receipt either.
+        let retention = kernel.limits().receipt_retention.saturating_mul(config.seats.len() as u64);
+        let act_capacity = (retention as usize).clamp(1, ACT_ANSWERS_IN_MEMORY);
+        let answers = AnswerCache::from_stored(answers, act_capacity);
         let policy = config.policy();
         // The policy's controller, else the one the first attach pinned
         // (stored answers keep only a fingerprint of their request, so the
@@ -155,7 +182,10 @@ impl SessionActor {
         }
         let mut actor = SessionActor {
             id: config.session_id.clone(),
-            transcript: TranscriptHash::of(&kernel),
+            transcript: match &restored_from {
+                Some(from) => TranscriptHash::resume(from.transcript_digest, from.events as usize, &kernel),
+                None => TranscriptHash::of(&kernel),
+            },
             digest_key,
             host_key,
             streams: Streams::new(&config.seats),
@@ -178,6 +208,8 @@ impl SessionActor {
             leases,
             lease_bounds,
             clock,
+            checkpoint_every,
+            checkpoints_supported: true,
         };
         actor.arm_timers();
         let (tx, rx) = mpsc::channel(1024);

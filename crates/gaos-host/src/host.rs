@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use gaos_games::GameRegistry;
 use gaos_json::{Map, Value, hex_encode};
-use gaos_kernel::{SessionEvent, SessionKernel};
+use gaos_kernel::SessionKernel;
 use tokio::sync::OnceCell;
 
 use crate::actor::{ActorHandle, ActorInit, Command, SessionActor, SessionSummary, Subscription, rehydrate_run};
@@ -31,7 +31,9 @@ use crate::wire;
 mod create_request;
 mod creator_claim;
 mod digest_keys;
+mod rehydrate;
 pub mod retention;
+mod startup;
 use create_request::CreateRequest;
 use creator_claim::creator_claim;
 use digest_keys::digest_key_marker;
@@ -60,6 +62,10 @@ pub struct HostOptions {
     /// `--manifest FILE`: benchmark manifests official evaluations may be
     /// bound to without carrying them in the create request (`manifests.rs`).
     pub manifests: ManifestRegistry,
+    /// Transitions between two stored kernel checkpoints of a session (0:
+    /// never): bounds the live kernel's memory and the events a restart
+    /// replays (actor/checkpoints.rs).
+    pub checkpoint_every: u64,
 }
 
 impl HostOptions {
@@ -74,9 +80,12 @@ impl HostOptions {
             host_key: HostKey::default(),
             retention: None,
             manifests: ManifestRegistry::new(),
+            checkpoint_every: DEFAULT_CHECKPOINT_EVERY,
         }
     }
 }
+
+pub use crate::actor::DEFAULT_CHECKPOINT_EVERY;
 
 /// The default of `--max-command-bytes` (16 KiB).
 pub const DEFAULT_MAX_COMMAND_BYTES: usize = 16 * 1024;
@@ -92,6 +101,8 @@ struct HostInner {
     options: HostOptions,
     clock: Arc<HostClock>,
     reconcile: std::sync::Mutex<Value>,
+    /// Whether the restart pass (`host/startup.rs`) has ended.
+    startup: startup::StartupPass,
     /// Serializes creates that carry a requestId.
     creates: tokio::sync::Mutex<()>,
     /// Revoked sessions met at load, with their reason: answered from here,
@@ -157,13 +168,30 @@ async fn blocking<T: Send + 'static>(
 
 impl Host {
     /// Open a host over a store: load credentials and rehydrate every active
-    /// session (so their clocks run again).
+    /// session (so their clocks run again) before returning. `gaos serve`
+    /// opens with [`Host::open_lazy`] instead and rehydrates in the
+    /// background once its port is open.
     pub async fn open(
         writer: Box<dyn StoreWriter>,
         reader: Arc<dyn StoreReader>,
         operator_token: &str,
         options: HostOptions,
     ) -> Result<(Host, StartReport), HostError> {
+        let host = Host::open_lazy(writer, reader, operator_token, options).await?;
+        let report = host.rehydrate_active().await?;
+        Ok((host, report))
+    }
+
+    /// Open a host over a store, loading only the credentials: every
+    /// session is rehydrated on first use, and [`Host::rehydrate_active`]
+    /// (the restart pass) runs when the caller chooses. Until that pass
+    /// ends, the reconcile report and clock moves wait for it.
+    pub async fn open_lazy(
+        writer: Box<dyn StoreWriter>,
+        reader: Arc<dyn StoreReader>,
+        operator_token: &str,
+        options: HostOptions,
+    ) -> Result<Host, HostError> {
         let metrics = Arc::new(Metrics::default());
         let writer = Writer::spawn(writer, Arc::clone(&metrics));
         let records = {
@@ -171,7 +199,7 @@ impl Host {
             blocking(move || reader.load_credentials()).await?
         };
         let clock = Arc::new(if options.test_clock { HostClock::adjustable() } else { HostClock::system() });
-        let host = Host {
+        Ok(Host {
             inner: Arc::new(HostInner {
                 writer,
                 reader,
@@ -181,66 +209,11 @@ impl Host {
                 options,
                 clock,
                 reconcile: std::sync::Mutex::new(Value::Null),
+                startup: startup::StartupPass::pending(),
                 creates: tokio::sync::Mutex::new(()),
                 revoked: std::sync::RwLock::new(HashMap::new()),
             }),
-        };
-        let active = {
-            let reader = Arc::clone(&host.inner.reader);
-            blocking(move || reader.list_sessions(Some(SessionStatus::Active))).await?
-        };
-        let mut report = StartReport::default();
-        let now = host.inner.clock.now_ms();
-        for record in active {
-            // Reconcile from the stored lease book before the actor lapses
-            // the expired claims.
-            let book = {
-                let reader = Arc::clone(&host.inner.reader);
-                let id = record.id.clone();
-                blocking(move || reader.load_session_state(&id)).await?
-            }
-            .into_iter()
-            .find(|(k, _)| *k == SessionStateKey::Leases)
-            .and_then(|(_, v)| LeaseBook::from_json(&v).ok())
-            .unwrap_or_default();
-            match host.session(&record.id).await {
-                Ok(_) => {
-                    for (seat, lease) in &book.seats {
-                        if let Some(claim) = &lease.current {
-                            let row = (record.id.clone(), seat.clone(), claim.epoch);
-                            if now >= claim.expires_at { report.expired.push(row) } else { report.retained.push(row) }
-                        }
-                    }
-                    report.loaded.push(record.id)
-                }
-                // A session whose game module changed stays as it is: serving
-                // the original module again resumes it.
-                Err(e) if e.code == crate::games::MODULE_CHANGED => {
-                    tracing::error!(session = %record.id, error = %e.message, "session not rehydrated");
-                    host.sessions_write().remove(&record.id);
-                    report.failed.push((record.id, e.message))
-                }
-                Err(e) => {
-                    let mut revoked = book;
-                    revoked.revoke("rehydrate_failed", "host");
-                    let ops = vec![
-                        WriteOp::SessionState {
-                            session_id: record.id.clone(),
-                            key: SessionStateKey::Leases,
-                            value: revoked.to_json(),
-                        },
-                        WriteOp::SetStatus { session_id: record.id.clone(), status: SessionStatus::Revoked },
-                    ];
-                    let _ = host.inner.writer.write(WriteBatch { ops }).await;
-                    host.sessions_write().remove(&record.id);
-                    report.failed.push((record.id, e.message))
-                }
-            }
-        }
-        if let Ok(mut slot) = host.inner.reconcile.lock() {
-            *slot = report.to_value();
-        }
-        Ok((host, report))
+        })
     }
 
     /// The host clock.
@@ -333,9 +306,9 @@ impl Host {
         }
         let reader = Arc::clone(&self.inner.reader);
         let owned = id.to_owned();
-        let (events, answers) =
-            blocking(move || Ok((reader.load_events(&owned)?, reader.load_answers(&owned)?))).await?;
-        metrics.add_store_loads(0, events.len() as u64);
+        let (log, answers) =
+            blocking(move || Ok((rehydrate::read_log(reader.as_ref(), &owned)?, reader.load_answers(&owned)?))).await?;
+        metrics.add_store_loads(0, log.events.len() as u64);
         let digest_key = self.stored_digest_key(id, &state).await?;
         let pinned_controller = match state.iter().find(|(k, _)| *k == SessionStateKey::Controller) {
             Some((_, text)) => Some(
@@ -356,16 +329,17 @@ impl Host {
             .ok_or_else(|| HostError::internal(format!("session {id} uses unknown game {}", config.game)))?;
         crate::games::check_module(&self.inner.options.registry, id, &config.game, config.module_sha256.as_deref())?;
         let options = Arc::new(config.kernel_options(&game).map_err(HostError::internal)?);
-        let mut parsed = Vec::with_capacity(events.len());
-        for event in &events {
-            let value = gaos_json::parse(&event.body)
-                .map_err(|e| HostError::internal(format!("event {} of {id} is not JSON: {e}", event.seq)))?;
-            parsed.push(SessionEvent::from_value(&value).map_err(HostError::internal)?);
-        }
-        let kernel = SessionKernel::rehydrate(options, None, parsed)
-            .map_err(|e| HostError::internal(format!("session {id} failed to rehydrate: {e}")))?;
+        // Replaying the log is CPU work: off the async workers, so a long
+        // load never delays other requests (`/healthz` included).
+        let owned = id.to_owned();
+        let reader = Arc::clone(&self.inner.reader);
+        let (kernel, restored_from) =
+            tokio::task::spawn_blocking(move || rehydrate::rebuild(&owned, options, log, reader))
+                .await
+                .map_err(|e| HostError::internal(format!("rehydrating {id} failed: {e}")))??;
+        // A multi-level run walks on through every level it reached.
         let (kernel, episodes) = rehydrate_run(&config, &game, &self.inner.reader, kernel).await?;
-        tracing::info!(session = %id, events = events.len(), cursor = kernel.cursor(), "session rehydrated");
+        tracing::info!(session = %id, cursor = kernel.cursor(), "session rehydrated");
         Ok(SessionActor::spawn(ActorInit {
             config,
             game,
@@ -383,6 +357,8 @@ impl Host {
             pinned_controller,
             turn_clock: state.iter().find(|(k, _)| *k == SessionStateKey::TurnClock).map(|(_, v)| v.clone()),
             episodes,
+            checkpoint_every: self.inner.options.checkpoint_every,
+            restored_from,
         }))
     }
 
@@ -529,6 +505,8 @@ impl Host {
             pinned_controller: None,
             turn_clock: None,
             episodes: crate::actor::Episodes::default(),
+            checkpoint_every: self.inner.options.checkpoint_every,
+            restored_from: None,
         });
         {
             let slot: Slot = Arc::new(OnceCell::new());
@@ -651,14 +629,20 @@ impl Host {
     }
 
     /// `GET /v1/admin/reconcile` (operator): the restart report.
-    pub fn reconcile_report(&self, caller: &Caller) -> Result<Value, HostError> {
+    /// Answered once the restart pass has ended (it runs in the background
+    /// under `gaos serve`), so the report is always the whole one.
+    pub async fn reconcile_report(&self, caller: &Caller) -> Result<Value, HostError> {
         Self::require_operator(caller)?;
+        self.inner.startup.finished().await;
         Ok(self.inner.reconcile.lock().map(|v| v.clone()).unwrap_or(Value::Null))
     }
 
     /// `POST /v1/admin/clock` (operator, `--test-clock` hosts only).
     pub async fn advance_clock(&self, caller: &Caller, ms: i64) -> Result<Value, HostError> {
         Self::require_operator(caller)?;
+        // Sessions the restart pass has not loaded yet would not see the
+        // move before it is acknowledged; it moves once they are live.
+        self.inner.startup.finished().await;
         let now = self.inner.clock.advance(ms).map_err(|e| HostError::not_found("not_found", e))?;
         let handles: Vec<ActorHandle> = {
             let sessions = self.sessions_read();

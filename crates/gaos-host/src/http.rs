@@ -246,7 +246,7 @@ async fn games(State(host): State<Host>, _caller: Caller) -> Answered {
 }
 
 async fn reconcile(State(host): State<Host>, caller: Caller) -> Answered {
-    Ok(json_response(StatusCode::OK, &host.reconcile_report(&caller)?))
+    Ok(json_response(StatusCode::OK, &host.reconcile_report(&caller).await?))
 }
 
 /// `POST /v1/admin/clock` with `{"advanceMs": N}`.

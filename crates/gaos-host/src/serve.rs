@@ -1,4 +1,5 @@
-//! `gaos serve`: open the data directory, rehydrate sessions, serve HTTP.
+//! `gaos serve`: open the data directory, serve HTTP, rehydrate the active
+//! sessions in the background.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -53,12 +54,12 @@ pub async fn serve_with_routes(
         crate::storage::sqlite::open(&db_path).map_err(|e| format!("cannot open {}: {e}", db_path.display()))?;
     let host_key = crate::host_key::HostKey::load_or_create(&options.data_dir)?;
     let host_options = HostOptions { host_key, ..options.host.clone() };
-    let (host, report) = Host::open(Box::new(writer), Arc::new(reader), &token, host_options)
+    // Only credentials are read before the port opens: sessions load on
+    // first use, and the restart pass runs once the port answers, so
+    // `/healthz` does not wait on the data size.
+    let host = Host::open_lazy(Box::new(writer), Arc::new(reader), &token, host_options)
         .await
         .map_err(|e| format!("cannot start the host: {e}"))?;
-    for (id, why) in &report.failed {
-        tracing::error!(session = %id, reason = %why, "session could not be rehydrated");
-    }
     let listener = tokio::net::TcpListener::bind(&options.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", options.listen))?;
@@ -78,7 +79,6 @@ pub async fn serve_with_routes(
         limits.body_timeout.as_millis(),
         limits.idle_timeout.as_millis()
     );
-    println!("gaos serve: rehydrated {} active session(s), {} failed", report.loaded.len(), report.failed.len());
     match source {
         OperatorTokenSource::Environment => println!("gaos serve: operator token from GAOS_OPERATOR_TOKEN"),
         OperatorTokenSource::File(path) => println!("gaos serve: operator token in {} (mode 0600)", path.display()),
@@ -96,7 +96,28 @@ pub async fn serve_with_routes(
     let routes = crate::http::router(host.clone())
         .merge(extra(&host, address))
         .layer(axum::middleware::from_fn(crate::http::json_errors));
+    let pass = tokio::spawn(rehydrate_in_background(host.clone()));
     let served = serve_bounded(listener, routes, options.limits, shutdown).await;
+    pass.abort();
     drop(lock);
     served
+}
+
+/// The restart pass of `gaos serve`, after the port is open.
+async fn rehydrate_in_background(host: Host) {
+    let started = std::time::Instant::now();
+    match host.rehydrate_active().await {
+        Ok(report) => {
+            for (id, why) in &report.failed {
+                tracing::error!(session = %id, reason = %why, "session could not be rehydrated");
+            }
+            println!(
+                "gaos serve: rehydrated {} active session(s), {} failed, in {} ms",
+                report.loaded.len(),
+                report.failed.len(),
+                started.elapsed().as_millis()
+            );
+        }
+        Err(e) => tracing::error!(error = %e, "the restart pass could not list the stored sessions"),
+    }
 }

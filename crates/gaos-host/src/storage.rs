@@ -4,10 +4,11 @@
 //! embedded SQLite backend (`sqlite`).
 
 pub mod sqlite;
+mod sqlite_history;
 mod store;
 pub(crate) mod writer;
 
 pub use store::{
-    AnswerKind, CredentialRecord, CredentialRole, SessionRecord, SessionStateKey, SessionStatus, StoreError,
-    StoreReader, StoreWriter, StoredAnswer, StoredEvent, WriteBatch, WriteOp,
+    AcceptedIdentity, AnswerKind, CredentialRecord, CredentialRole, SessionRecord, SessionStateKey, SessionStatus,
+    StoreError, StoreReader, StoreWriter, StoredAnswer, StoredCheckpoint, StoredEvent, WriteBatch, WriteOp,
 };

@@ -65,9 +65,11 @@ impl SessionActor {
         if let Some(reason) = &self.leases.revoked {
             return Err(HostError::revoked(reason));
         }
-        self.kernel
-            .snapshot(seat, after)
-            .map(|d| Answer::json(200, &d.to_value()))
-            .map_err(|e| HostError::invalid_request(e.to_string()))
+        self.kernel.snapshot(seat, after).map(|d| Answer::json(200, &d.to_value())).map_err(|e| match e {
+            // Below the retention floor: 409 resync_required, and the
+            // client asks again without `after` for a full snapshot.
+            e @ gaos_kernel::KernelError::ResyncRequired(_) => crate::error::from_kernel(e),
+            e => HostError::invalid_request(e.to_string()),
+        })
     }
 }

@@ -18,7 +18,7 @@
 use std::sync::Arc;
 
 use gaos_json::{Map, Value, obj};
-use gaos_kernel::{EventBody, Game, GameRef};
+use gaos_kernel::{EventBody, Game, GameRef, SessionEvent};
 use gaos_session::benchmark::{
     BenchmarkManifest, EpisodePlan, VerificationState, check_episode_replay, scoring_plugin,
 };
@@ -32,9 +32,8 @@ use crate::error::HostError;
 pub(crate) const EXT_EVALUATION: &str = "gaos.session.evaluation";
 
 impl SessionActor {
-    /// Commands of `seat` the transcript holds.
-    fn accepted_commands(&self, seat: &str) -> u64 {
-        let events = self.kernel.events();
+    /// Commands of `seat` the transcript's `events` hold.
+    fn accepted_commands(events: &[SessionEvent], seat: &str) -> u64 {
         let count = events
             .iter()
             .filter(|e| matches!(&e.body, EventBody::IntentAccepted { participant_id, .. } if participant_id == seat))
@@ -44,11 +43,18 @@ impl SessionActor {
 
     /// The result's `evaluation` (`None` when the policy evaluates
     /// nothing), or why this session may not be finalized. `request` is the
-    /// finalize body; `replay` the host's replay of the session.
-    pub(super) fn evaluation(&self, request: &Map, replay: &str) -> Result<Option<Value>, HostError> {
+    /// finalize body; `replay` the host's replay of the session and `events`
+    /// its durable events (the live kernel may hold only a tail).
+    pub(super) fn evaluation(
+        &self,
+        request: &Map,
+        replay: &str,
+        events: &[SessionEvent],
+    ) -> Result<Option<Value>, HostError> {
+        let steps = Self::accepted_commands(events, &self.config.creator);
         match self.policy.evaluation_policy() {
             EvaluationPolicy::None => Ok(None),
-            EvaluationPolicy::Practice { evaluator } => Ok(Some(self.practice(evaluator.as_deref(), replay))),
+            EvaluationPolicy::Practice { evaluator } => Ok(Some(self.practice(evaluator.as_deref(), replay, steps))),
             EvaluationPolicy::Official(official) => {
                 if self.policy.evidence() == EvidenceKind::None {
                     return Err(HostError::conflict(
@@ -79,14 +85,15 @@ impl SessionActor {
                     .transpose()
                     .map_err(|e| HostError::internal(format!("the session's stored manifest is unreadable: {e}")))?
                     .ok_or_else(|| HostError::internal("an official session was stored without its manifest"))?;
-                let plan = self.covered_plan(&manifest)?;
-                Ok(Some(self.official(&manifest, &plan, replay)))
+                let plan = self.covered_plan(&manifest, steps)?;
+                Ok(Some(self.official(&manifest, &plan, replay, steps)))
             }
         }
     }
 
-    /// The planned episode this session covers, or `coverage_unmet`.
-    fn covered_plan(&self, manifest: &BenchmarkManifest) -> Result<EpisodePlan, HostError> {
+    /// The planned episode this session covers (the scored seat made
+    /// `steps` decisions), or `coverage_unmet`.
+    fn covered_plan(&self, manifest: &BenchmarkManifest, steps: u64) -> Result<EpisodePlan, HostError> {
         let unmet = |why: String| HostError::conflict("coverage_unmet", why);
         let task = manifest
             .task(&self.config.level_id)
@@ -94,7 +101,6 @@ impl SessionActor {
         if !task.seeds.contains(&self.config.seed) {
             return Err(unmet(format!("seed {} is not planned for task {:?}", self.config.seed, task.id)));
         }
-        let steps = self.accepted_commands(&self.config.creator);
         if steps > task.max_steps {
             return Err(unmet(format!(
                 "seat {} made {steps} decisions, more than the task's maxSteps {}; the episode is not covered by \
@@ -118,7 +124,7 @@ impl SessionActor {
         move |_| Some(Arc::clone(&self.game))
     }
 
-    fn official(&self, manifest: &BenchmarkManifest, plan: &EpisodePlan, replay: &str) -> Value {
+    fn official(&self, manifest: &BenchmarkManifest, plan: &EpisodePlan, replay: &str, steps: u64) -> Value {
         let scorer = scoring_plugin(&manifest.scoring.plugin).expect("the create checked the scoring plugin");
         let game_id = self.game.game_ref().id;
         let check = check_episode_replay(replay, &game_id, plan, &self.resolver(), scorer.as_ref());
@@ -144,7 +150,7 @@ impl SessionActor {
                 "taskId" => plan.task_id.clone(),
                 "seed" => plan.seed,
                 "maxSteps" => plan.max_steps,
-                "steps" => self.accepted_commands(&self.config.creator),
+                "steps" => steps,
             },
             "score" => score.map_or(Value::Null, Value::Number),
             "terminalOutcome" => outcome,
@@ -157,7 +163,7 @@ impl SessionActor {
         Value::Object(map)
     }
 
-    fn practice(&self, evaluator: Option<&str>, replay: &str) -> Value {
+    fn practice(&self, evaluator: Option<&str>, replay: &str, steps: u64) -> Value {
         let mut map = obj! { "kind" => "practice", "publishable" => false };
         let Some(evaluator) = evaluator else { return Value::Object(map) };
         map.insert("evaluator".into(), evaluator.into());
@@ -169,7 +175,7 @@ impl SessionActor {
                 task_id: self.config.level_id.clone(),
                 seed: self.config.seed,
                 episode: 0,
-                max_steps: self.accepted_commands(&self.config.creator),
+                max_steps: steps,
             };
             let game_id = self.game.game_ref().id;
             if let Ok(check) = check_episode_replay(replay, &game_id, &plan, &self.resolver(), scorer.as_ref()) {

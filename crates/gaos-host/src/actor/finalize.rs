@@ -3,45 +3,49 @@
 //! byte for byte to every exact retry.
 
 use gaos_json::{Map, Value, sha256_hex};
-use gaos_kernel::EventBody;
 use gaos_kernel::replay::{FinalizeOptions, finalize_replay};
+use gaos_kernel::{EventBody, SessionEvent, SessionTranscript};
 
 use super::SessionActor;
 use crate::answers::{Answer, FINALIZE_KEY, fingerprint};
 use crate::error::HostError;
 use crate::storage::{AnswerKind, SessionStatus, WriteBatch, WriteOp};
 
-impl SessionActor {
-    /// Identity permutation covering every `Action N` id in the transcript.
-    fn identity_perm(&self) -> Vec<u64> {
-        let mut max = 1u64;
-        for event in self.kernel.events().iter() {
-            if let EventBody::Resolution { inputs, .. } = &event.body {
-                for input in inputs {
-                    if let Some(n) = input.action.id.strip_prefix("Action ").and_then(|n| n.parse::<u64>().ok()) {
-                        max = max.max(n);
-                    }
+/// Identity permutation covering every `Action N` id in the transcript.
+fn identity_perm(events: &[SessionEvent]) -> Vec<u64> {
+    let mut max = 1u64;
+    for event in events {
+        if let EventBody::Resolution { inputs, .. } = &event.body {
+            for input in inputs {
+                if let Some(n) = input.action.id.strip_prefix("Action ").and_then(|n| n.parse::<u64>().ok()) {
+                    max = max.max(n);
                 }
             }
         }
-        (0..max).collect()
+    }
+    (0..max).collect()
+}
+
+impl SessionActor {
+    /// The replay artifact: a run's over every level it played (episodes.rs),
+    /// any other session's from the stored transcript (history.rs).
+    pub(super) async fn replay_text(&mut self) -> Result<String, HostError> {
+        self.ensure_terminal_for_replay()?;
+        if let Some(run) = self.run_replay_text() {
+            return run;
+        }
+        let transcript = self.stored_transcript().await?;
+        replay_of(&transcript)
     }
 
-    pub(super) fn replay_text(&self) -> Result<String, HostError> {
+    fn ensure_terminal_for_replay(&self) -> Result<(), HostError> {
         if !self.kernel.is_terminal() {
             return Err(HostError::conflict(
                 "not_terminal",
                 "the replay exists once the game reached a terminal result",
             ));
         }
-        if let Some(run) = self.run_replay_text() {
-            return run;
-        }
-        let transcript = self.kernel.live_transcript();
-        let artifact =
-            finalize_replay(&transcript, &FinalizeOptions { perm: self.identity_perm(), ..FinalizeOptions::default() })
-                .map_err(|e| HostError::internal(format!("finalizing the replay failed: {e}")))?;
-        Ok(artifact.to_jsonl())
+        Ok(())
     }
 
     /// `GET /result`: the result the first accepted finalize fixed, byte for
@@ -89,9 +93,18 @@ impl SessionActor {
         if !self.kernel.is_terminal() {
             return Err(HostError::conflict("not_terminal", "the game has not reached a terminal result yet"));
         }
-        let replay = self.replay_text()?;
-        let evaluation = self.evaluation(map, &replay)?;
-        let terminal = self.kernel.events().iter().rev().find_map(|e| match &e.body {
+        // A run keeps every level's events in memory (runs are never
+        // compacted, checkpoints.rs); any other session reads the store.
+        let (events, replay) = match self.run_replay_text() {
+            Some(run) => (self.kernel.events().iter().cloned().collect::<Vec<_>>(), run?),
+            None => {
+                let transcript = self.stored_transcript().await?;
+                let replay = replay_of(&transcript)?;
+                (transcript.events, replay)
+            }
+        };
+        let evaluation = self.evaluation(map, &replay, &events)?;
+        let terminal = events.iter().rev().find_map(|e| match &e.body {
             EventBody::Resolution { result, .. } => Some(result.clone()),
             _ => None,
         });
@@ -142,4 +155,11 @@ impl SessionActor {
         self.arm_timers();
         Ok(answer)
     }
+}
+
+fn replay_of(transcript: &SessionTranscript) -> Result<String, HostError> {
+    let options = FinalizeOptions { perm: identity_perm(&transcript.events), ..FinalizeOptions::default() };
+    let artifact = finalize_replay(transcript, &options)
+        .map_err(|e| HostError::internal(format!("finalizing the replay failed: {e}")))?;
+    Ok(artifact.to_jsonl())
 }

@@ -12,37 +12,62 @@ use crate::digest_key::DigestKey;
 use crate::error::HostError;
 use crate::storage::{AnswerKind, SessionStatus, StoredAnswer, StoredEvent, WriteBatch, WriteOp};
 
-/// Running SHA-256 over the persisted events' canonical JSON joined by `\n`,
-/// and how many events are persisted. The attach receipt's
-/// `transcriptDigest` is this hash keyed with the session's digest key
-/// ([`TranscriptHash::keyed_digest`]): the events hold other seats' pending
-/// intents, so the bare hash would let a seat test guesses of them.
+/// A hash chain over the persisted events' canonical JSON, and how many
+/// events are persisted: `d₀ = 32 zero bytes`, `dₙ = SHA-256(dₙ₋₁ ‖ eventₙ)`.
+/// A chain (rather than one SHA-256 over the whole log) can continue from
+/// any point, so a session restored from a checkpoint (actor/checkpoints.rs)
+/// has the same digest as one replayed from its whole log. The attach
+/// receipt's `transcriptDigest` is this digest keyed with the session's
+/// digest key ([`TranscriptHash::keyed_digest`]): the events hold other
+/// seats' pending intents, so the bare hash would let a seat test guesses
+/// of them.
 pub(super) struct TranscriptHash {
-    hash: Sha256,
+    digest: [u8; 32],
     persisted: usize,
 }
 
 impl TranscriptHash {
     /// The hash of the events `kernel` starts from (all persisted).
     pub(super) fn of(kernel: &SessionKernel<DynReducer>) -> Self {
-        let mut transcript = TranscriptHash { hash: Sha256::new(), persisted: 0 };
+        let mut transcript = TranscriptHash { digest: [0; 32], persisted: 0 };
         for event in kernel.events().iter() {
             transcript.append(event.canonical().as_bytes());
         }
         transcript
     }
 
-    fn append(&mut self, canonical_event: &[u8]) {
-        if self.persisted > 0 {
-            self.hash.update(b"\n");
+    /// The hash of a session restored from a checkpoint: it continues from
+    /// the digest stored with the checkpoint (`persisted` events by then),
+    /// then chains the tail the kernel replayed.
+    pub(super) fn resume(digest: [u8; 32], persisted: usize, kernel: &SessionKernel<DynReducer>) -> Self {
+        let mut transcript = TranscriptHash { digest, persisted };
+        for event in kernel.events().iter() {
+            transcript.append(event.canonical().as_bytes());
         }
-        self.hash.update(canonical_event);
+        transcript
+    }
+
+    /// How many events are persisted.
+    pub(super) fn persisted(&self) -> usize {
+        self.persisted
+    }
+
+    /// The digest so far, as hex (stored with a checkpoint).
+    pub(super) fn prefix_hex(&self) -> String {
+        gaos_json::hex_encode(&self.digest)
+    }
+
+    fn append(&mut self, canonical_event: &[u8]) {
+        let mut hash = Sha256::new();
+        hash.update(self.digest);
+        hash.update(canonical_event);
+        self.digest = hash.finalize().into();
         self.persisted += 1;
     }
 
-    /// `hex(HMAC-SHA256(key, SHA-256(events)))`.
+    /// `hex(HMAC-SHA256(key, dₙ))`.
     pub(super) fn keyed_digest(&self, key: &DigestKey) -> String {
-        key.mac_hex(&self.hash.clone().finalize())
+        key.mac_hex(&self.digest)
     }
 }
 
@@ -87,6 +112,9 @@ impl SessionActor {
         if !events.is_empty() {
             batch.push(WriteOp::Events { session_id: self.events_key(), events: events.clone() });
         }
+        if let Some(op) = super::checkpoints::accepted_op(&self.id, &prepared) {
+            batch.push(op);
+        }
         for op in extra {
             batch.push(op);
         }
@@ -116,6 +144,7 @@ impl SessionActor {
                 })
                 .await;
         }
+        self.checkpoint_if_due().await;
         self.arm_timers();
         Ok(deltas)
     }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use gaos_json::{Map, Value, canonical_json};
+use gaos_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
 
 use super::SessionActor;
@@ -220,20 +220,26 @@ impl SessionActor {
             Command::Replay { reply } => {
                 let answer = match &self.leases.revoked {
                     Some(reason) => Err(HostError::revoked(reason)),
-                    None => self.replay_text(),
+                    None => self.replay_text().await,
                 };
                 let _ = reply.send(answer);
             }
             Command::Transcript { reply } => {
-                // The levels a run already played first (episodes.rs).
-                let mut out = self.finished_levels_transcript();
-                out.push_str(&canonical_json(&self.kernel.session_header().to_value()));
-                out.push('\n');
-                for event in self.kernel.events().iter() {
-                    out.push_str(&event.canonical());
+                let answer = if self.config.run.is_some() {
+                    // The levels a run already played first (episodes.rs);
+                    // a run is never compacted, so its kernels hold every event.
+                    let mut out = self.finished_levels_transcript();
+                    out.push_str(&gaos_json::canonical_json(&self.kernel.session_header().to_value()));
                     out.push('\n');
-                }
-                let _ = reply.send(Ok(out));
+                    for event in self.kernel.events().iter() {
+                        out.push_str(&event.canonical());
+                        out.push('\n');
+                    }
+                    Ok(out)
+                } else {
+                    self.transcript_text().await
+                };
+                let _ = reply.send(answer);
             }
             Command::Summary { reply } => {
                 let _ = reply.send(self.summary());

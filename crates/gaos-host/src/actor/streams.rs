@@ -58,8 +58,13 @@ impl SessionActor {
                 let live = tx.subscribe();
                 let mut initial = Vec::new();
                 if after != Some(self.kernel.transition_revision()) {
-                    let snapshot =
-                        self.kernel.snapshot(seat, after).map_err(|e| HostError::invalid_request(e.to_string()))?;
+                    // Below the retention floor (a compacted kernel) the
+                    // reader resyncs from a full snapshot instead.
+                    let snapshot = match self.kernel.snapshot(seat, after) {
+                        Err(gaos_kernel::KernelError::ResyncRequired(_)) => self.kernel.snapshot(seat, None),
+                        other => other,
+                    }
+                    .map_err(|e| HostError::invalid_request(e.to_string()))?;
                     initial.push(Arc::new(StreamItem { event: "delta", data: canonical_json(&snapshot.to_value()) }));
                 }
                 Ok(Subscription { initial, live })

@@ -14,9 +14,10 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::sqlite_history;
 use super::store::{
     AnswerKind, CredentialRecord, CredentialRole, SessionRecord, SessionStateKey, SessionStatus, StoreError,
-    StoreReader, StoreWriter, StoredAnswer, StoredEvent, WriteBatch, WriteOp,
+    StoreReader, StoreWriter, StoredAnswer, StoredCheckpoint, StoredEvent, WriteBatch, WriteOp,
 };
 
 const SCHEMA: &str = "
@@ -76,7 +77,10 @@ fn backend(e: rusqlite::Error) -> StoreError {
 /// Version 2 appends rows to rowid tables (the rows of a group commit share
 /// a few pages at the right edge) and finds them through small unique
 /// indexes, one leaf per session.
-const SCHEMA_VERSION: i64 = 2;
+///
+/// Version 3 adds the checkpoints and the accepted-identity index
+/// (`sqlite_history.rs`), filled from the stored events on upgrade.
+const SCHEMA_VERSION: i64 = 3;
 
 /// Bring a database created by an earlier version up to [`SCHEMA_VERSION`]
 /// (in one transaction; a fresh database only gets its version stamped).
@@ -115,6 +119,9 @@ fn migrate(conn: &Connection) -> Result<(), StoreError> {
              DROP TABLE answers_v1;\n",
         );
     }
+    if version < 3 {
+        steps.push_str(sqlite_history::BACKFILL);
+    }
     steps.push_str(&format!("PRAGMA user_version = {SCHEMA_VERSION};\nCOMMIT;"));
     conn.execute_batch(&steps).map_err(|e| {
         let _ = conn.execute_batch("ROLLBACK");
@@ -149,6 +156,7 @@ pub fn open(path: &Path) -> Result<(SqliteWriter, SqliteReader), StoreError> {
     conn.pragma_update(None, "wal_autocheckpoint", WAL_SAFETY_FRAMES).map_err(backend)?;
     conn.set_prepared_statement_cache_capacity(32);
     conn.execute_batch(SCHEMA).map_err(backend)?;
+    conn.execute_batch(sqlite_history::SCHEMA).map_err(backend)?;
     migrate(&conn)?;
     let gate = Arc::new(Mutex::new(()));
     let checkpointer = Checkpointer::spawn(path, Arc::clone(&gate))?;
@@ -362,6 +370,12 @@ fn apply_op(tx: &Connection, op: &WriteOp) -> Result<(), StoreError> {
             )
             .map_err(backend)?;
         }
+        WriteOp::Accepted { session_id, identities } => {
+            sqlite_history::put_accepted(tx, session_id, identities).map_err(backend)?;
+        }
+        WriteOp::Checkpoint(checkpoint) => {
+            sqlite_history::put_checkpoint(tx, checkpoint).map_err(backend)?;
+        }
         WriteOp::SessionState { session_id, key, value } => {
             tx.execute(
                 "INSERT INTO session_state (session_id, key, value) VALUES (?1, ?2, ?3)
@@ -492,6 +506,18 @@ impl StoreReader for SqliteReader {
             })?;
             rows.collect()
         })
+    }
+
+    fn load_checkpoint(&self, id: &str) -> Result<Option<StoredCheckpoint>, StoreError> {
+        self.with(|conn| sqlite_history::load_checkpoint(conn, id))
+    }
+
+    fn load_events_from(&self, id: &str, seq: u64) -> Result<Vec<StoredEvent>, StoreError> {
+        self.with(|conn| sqlite_history::load_events_from(conn, id, seq))
+    }
+
+    fn was_accepted(&self, id: &str, participant: &str, submission: &str, floor: u64) -> Result<bool, StoreError> {
+        self.with(|conn| sqlite_history::was_accepted(conn, id, participant, submission, floor))
     }
 
     fn load_answers(&self, id: &str) -> Result<Vec<StoredAnswer>, StoreError> {

@@ -228,6 +228,42 @@ pub enum WriteOp {
         key: SessionStateKey,
         value: String,
     },
+    /// The identities a transition's `intent-accepted` events accepted
+    /// (written in the same batch as those events).
+    Accepted {
+        session_id: String,
+        identities: Vec<AcceptedIdentity>,
+    },
+    /// Replace the session's checkpoint with a newer one.
+    Checkpoint(StoredCheckpoint),
+}
+
+/// A session's newest kernel checkpoint (`gaos.kernel-checkpoint`), stored
+/// once every event up to its watermark is durable; a restart restores it
+/// and replays only the events after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredCheckpoint {
+    pub session_id: String,
+    /// The checkpoint's watermark (its last transition).
+    pub transition_revision: u64,
+    /// How many events the session had stored at the watermark: the tail
+    /// starts at this `seq`.
+    pub events: u64,
+    /// The transcript hash chain at the watermark (hex), which the
+    /// transcript digest of later attach receipts continues from.
+    pub transcript_prefix: String,
+    /// The checkpoint's canonical JSON.
+    pub body: String,
+}
+
+/// A submission identity the kernel accepted (an `intent-accepted` event):
+/// the index the kernel's history lookup asks once the events that held it
+/// left memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AcceptedIdentity {
+    pub participant_id: String,
+    pub submission_id: String,
+    pub transition_revision: u64,
 }
 
 /// An atomic group of writes.
@@ -269,4 +305,12 @@ pub trait StoreReader: Send + Sync {
     fn load_credentials(&self) -> Result<Vec<CredentialRecord>, StoreError>;
     /// The session's state rows; keys this build does not know are skipped.
     fn load_session_state(&self, id: &str) -> Result<Vec<(SessionStateKey, String)>, StoreError>;
+    /// The session's newest checkpoint, if it has one.
+    fn load_checkpoint(&self, id: &str) -> Result<Option<StoredCheckpoint>, StoreError>;
+    /// The session's events from position `seq` on, in order (the tail after
+    /// a checkpoint).
+    fn load_events_from(&self, id: &str, seq: u64) -> Result<Vec<StoredEvent>, StoreError>;
+    /// Whether `(participant, submission)` was accepted at a transition at
+    /// or below `floor`.
+    fn was_accepted(&self, id: &str, participant: &str, submission: &str, floor: u64) -> Result<bool, StoreError>;
 }

@@ -1,0 +1,109 @@
+//! Checkpoints and compaction (issue 19 item 2). Every `checkpoint_every`
+//! transitions the actor stores the kernel's compacted checkpoint, and only
+//! once that write is durable compacts the live kernel, which then keeps a
+//! bounded tail of events and asks the store (`StoreHistory`) about
+//! identities accepted before the floor. A restart restores the newest
+//! checkpoint and replays only the events after it (host/rehydrate.rs).
+//!
+//! The transcript digest of attach receipts is a hash chain (lane.rs): a
+//! restored actor continues it from the digest stored with the checkpoint,
+//! so its receipts equal those of a replay of the whole log.
+
+use std::sync::Arc;
+
+use gaos_kernel::{AnyState, CheckpointCode, CompactRequest, EventBody, HistoryLookup, KernelError, Prepared};
+
+use super::SessionActor;
+use crate::storage::{AcceptedIdentity, StoreReader, StoredCheckpoint, WriteBatch, WriteOp};
+
+/// The default of `HostOptions::checkpoint_every`: transitions between two
+/// checkpoints, which bounds both the live kernel's event tail and the
+/// events a restart replays per session.
+pub const DEFAULT_CHECKPOINT_EVERY: u64 = 128;
+
+/// The kernel's history lookup, answered by the store's index of accepted
+/// identities (`storage/sqlite_history.rs`).
+pub(crate) struct StoreHistory {
+    pub reader: Arc<dyn StoreReader>,
+    pub session_id: String,
+}
+
+impl HistoryLookup for StoreHistory {
+    fn was_accepted(&self, participant_id: &str, submission_id: &str, floor: u64) -> Result<bool, String> {
+        self.reader.was_accepted(&self.session_id, participant_id, submission_id, floor).map_err(|e| e.to_string())
+    }
+}
+
+/// The write that indexes the identities `prepared` accepts, if any.
+pub(super) fn accepted_op(session_id: &str, prepared: &Prepared<AnyState>) -> Option<WriteOp> {
+    let identities: Vec<AcceptedIdentity> = prepared
+        .events()
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::IntentAccepted { participant_id, submission_id, .. } => Some(AcceptedIdentity {
+                participant_id: participant_id.clone(),
+                submission_id: submission_id.clone(),
+                transition_revision: e.transition_revision,
+            }),
+            _ => None,
+        })
+        .collect();
+    (!identities.is_empty()).then(|| WriteOp::Accepted { session_id: session_id.to_owned(), identities })
+}
+
+impl SessionActor {
+    /// Store a checkpoint and compact, once `checkpoint_every` transitions
+    /// passed since the last one. Called after a transition committed (all
+    /// its events durable). A failure leaves the kernel as it was: the
+    /// session only keeps more in memory until the next try.
+    pub(super) async fn checkpoint_if_due(&mut self) {
+        let every = self.checkpoint_every;
+        // A multi-level run keeps its levels' whole logs in memory: its run
+        // replay, transcript and restart walk them per level (episodes.rs),
+        // and a level is one game, so the log stays small.
+        if every == 0 || !self.checkpoints_supported || self.config.run.is_some() {
+            return;
+        }
+        let revision = self.kernel.transition_revision();
+        if revision < self.kernel.retention_floor() + every {
+            return;
+        }
+        let checkpoint = match self.kernel.compacted_checkpoint() {
+            Ok(checkpoint) => checkpoint,
+            Err(KernelError::Checkpoint { code: CheckpointCode::Unsupported, .. }) => {
+                // A game whose state cannot be encoded keeps its whole log.
+                self.checkpoints_supported = false;
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(session = %self.id, error = %e, "no checkpoint could be taken");
+                return;
+            }
+        };
+        let stored = StoredCheckpoint {
+            session_id: self.id.clone(),
+            transition_revision: checkpoint.transition_revision(),
+            events: self.transcript.persisted() as u64,
+            transcript_prefix: self.transcript.prefix_hex(),
+            body: checkpoint.to_json(),
+        };
+        if let Err(e) = self.writer.write(WriteBatch { ops: vec![WriteOp::Checkpoint(stored)] }).await {
+            tracing::warn!(session = %self.id, error = %e, "a checkpoint could not be stored");
+            return;
+        }
+        // Durable from here: a restart continues from this checkpoint.
+        let history: Arc<dyn HistoryLookup> =
+            Arc::new(StoreHistory { reader: Arc::clone(&self.reader), session_id: self.id.clone() });
+        let request = CompactRequest {
+            checkpoint_digest: checkpoint.integrity_digest(),
+            checkpoint_durably_committed: true,
+            history_durably_committed: true,
+        };
+        match self.kernel.compact(&checkpoint, request, history) {
+            Ok(summary) => {
+                tracing::debug!(session = %self.id, floor = summary.retention_floor, dropped = summary.dropped_events, "compacted")
+            }
+            Err(e) => tracing::warn!(session = %self.id, error = %e, "compaction after a stored checkpoint failed"),
+        }
+    }
+}

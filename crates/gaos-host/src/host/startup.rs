@@ -1,0 +1,117 @@
+//! The restart pass: every session stored as active is rehydrated once after
+//! a start, so its clocks (ticks, turn deadlines, lease expiries) run again
+//! without a request, and the reconcile report says which claims survived.
+//!
+//! `gaos serve` runs it in the background after its port is open: a request
+//! for a session the pass has not reached yet loads that session itself
+//! (the pass then finds it loaded), and a request for a session being
+//! loaded waits on the same slot. Finished sessions are never part of it.
+
+use std::sync::Arc;
+
+use tokio::sync::watch;
+
+use super::{Host, StartReport, blocking};
+use crate::error::HostError;
+use crate::lease::LeaseBook;
+use crate::storage::{SessionStateKey, SessionStatus, WriteBatch, WriteOp};
+
+/// Whether the restart pass has ended (the reconcile report and clock moves
+/// wait for it).
+pub(super) struct StartupPass {
+    done: watch::Sender<bool>,
+}
+
+impl StartupPass {
+    pub(super) fn pending() -> Self {
+        StartupPass { done: watch::channel(false).0 }
+    }
+
+    fn finish(&self) {
+        self.done.send_replace(true);
+    }
+
+    /// Wait until the pass has ended.
+    pub(super) async fn finished(&self) {
+        let mut done = self.done.subscribe();
+        // The sender lives as long as the host, so this only ends on `true`.
+        let _ = done.wait_for(|done| *done).await;
+    }
+}
+
+/// Ends the pass however `rehydrate_active` returns (a store error too), so
+/// nothing waits for it forever.
+struct FinishOnDrop<'a>(&'a StartupPass);
+
+impl Drop for FinishOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.finish()
+    }
+}
+
+impl Host {
+    /// Rehydrate every session stored as active, one at a time (so a
+    /// background pass takes at most one core from the requests), and
+    /// record the restart report served at `GET /v1/admin/reconcile`.
+    pub async fn rehydrate_active(&self) -> Result<StartReport, HostError> {
+        let _finish = FinishOnDrop(&self.inner.startup);
+        let active = {
+            let reader = Arc::clone(&self.inner.reader);
+            blocking(move || reader.list_sessions(Some(SessionStatus::Active))).await?
+        };
+        let mut report = StartReport::default();
+        let now = self.inner.clock.now_ms();
+        for record in active {
+            // Reconcile from the stored lease book before the actor lapses
+            // the expired claims.
+            let book = {
+                let reader = Arc::clone(&self.inner.reader);
+                let id = record.id.clone();
+                blocking(move || reader.load_session_state(&id)).await?
+            }
+            .into_iter()
+            .find(|(k, _)| *k == SessionStateKey::Leases)
+            .and_then(|(_, v)| LeaseBook::from_json(&v).ok())
+            .unwrap_or_default();
+            match self.session(&record.id).await {
+                Ok(_) => {
+                    for (seat, lease) in &book.seats {
+                        if let Some(claim) = &lease.current {
+                            let row = (record.id.clone(), seat.clone(), claim.epoch);
+                            if now >= claim.expires_at { report.expired.push(row) } else { report.retained.push(row) }
+                        }
+                    }
+                    report.loaded.push(record.id)
+                }
+                // A session whose game module changed stays as it is: serving
+                // the original module again resumes it.
+                Err(e) if e.code == crate::games::MODULE_CHANGED => {
+                    tracing::error!(session = %record.id, error = %e.message, "session not rehydrated");
+                    self.sessions_write().remove(&record.id);
+                    report.failed.push((record.id, e.message))
+                }
+                Err(e) => {
+                    let mut revoked = book;
+                    revoked.revoke("rehydrate_failed", "host");
+                    let ops = vec![
+                        WriteOp::SessionState {
+                            session_id: record.id.clone(),
+                            key: SessionStateKey::Leases,
+                            value: revoked.to_json(),
+                        },
+                        WriteOp::SetStatus { session_id: record.id.clone(), status: SessionStatus::Revoked },
+                    ];
+                    let _ = self.inner.writer.write(WriteBatch { ops }).await;
+                    self.sessions_write().remove(&record.id);
+                    report.failed.push((record.id, e.message))
+                }
+            }
+            // Requests go first between two loads.
+            tokio::task::yield_now().await;
+        }
+        if let Ok(mut slot) = self.inner.reconcile.lock() {
+            *slot = report.to_value();
+        }
+        Ok(report)
+    }
+}
