@@ -287,6 +287,21 @@ fn the_watch_page_shows_a_move_made_over_http_within_a_second() {
 }
 
 #[test]
+fn reloading_the_watch_page_again_and_again_keeps_it_live() {
+    // Each load opens a stream; a page being unloaded must let go of its
+    // own, or the browser's few connections per host run out and a later
+    // load waits for ever.
+    let server = server();
+    let (id, _seats, spectator) = create(&server, "conformance/tictactoe", None);
+    let browser = Browser::start();
+    for n in 0..12 {
+        browser.goto(&format!("{}/sessions/{id}?load={n}#token={spectator}", server.base_url()));
+        browser.wait_for("table.ttt", WAIT);
+        browser.wait_until("document.getElementById('connection').textContent.startsWith('Live')", WAIT);
+    }
+}
+
+#[test]
 fn the_replay_viewer_steps_through_a_finished_maze_episode() {
     let server = server();
     let (id, seats, _) = create(&server, "gaos/maze", Some("tiny"));

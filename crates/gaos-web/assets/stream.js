@@ -41,6 +41,13 @@ export function openStream(path, token, { onEvent, onOpen, onDrop }) {
     }
   }
   run();
+  // A page that is left (reload, navigation, the back-forward cache) lets go
+  // of its stream at once: a browser opens few connections per host, and a
+  // stream held by a page being unloaded would keep the next page's requests
+  // waiting. A page restored from the cache reopens it through the loop.
+  addEventListener("pagehide", () => {
+    if (controller) controller.abort();
+  });
   return {
     close() {
       closed = true;
