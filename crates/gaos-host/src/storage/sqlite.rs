@@ -492,20 +492,7 @@ impl StoreReader for SqliteReader {
     }
 
     fn load_events(&self, id: &str) -> Result<Vec<StoredEvent>, StoreError> {
-        self.with(|conn| {
-            let mut stmt = conn.prepare_cached(
-                "SELECT seq, event_id, transition_revision, body FROM events WHERE session_id = ?1 ORDER BY seq",
-            )?;
-            let rows = stmt.query_map(params![id], |row| {
-                Ok(StoredEvent {
-                    seq: row.get::<_, i64>(0)? as u64,
-                    event_id: row.get(1)?,
-                    transition_revision: row.get::<_, i64>(2)? as u64,
-                    body: row.get(3)?,
-                })
-            })?;
-            rows.collect()
-        })
+        self.with(|conn| sqlite_history::load_events_from(conn, id, 0))
     }
 
     fn load_checkpoint(&self, id: &str) -> Result<Option<StoredCheckpoint>, StoreError> {
