@@ -159,13 +159,26 @@ fn http_seat(
 #[test]
 fn a_person_plays_a_whole_hilo_match_by_clicking_and_never_receives_the_other_hand() {
     let server = server();
-    let (id, seats, _) = create(&server, "conformance/hilo", None);
-    let alice = seats["alice"].as_str().unwrap().to_owned();
-    let bob = seats["bob"].as_str().unwrap().to_owned();
-    let alice_hand: Vec<i64> =
-        tick(&server, &id, &alice)["tick"]["hand"].as_array().unwrap().iter().map(|c| c.as_i64().unwrap()).collect();
-    let bob_hand: Vec<i64> =
-        tick(&server, &id, &bob)["tick"]["hand"].as_array().unwrap().iter().map(|c| c.as_i64().unwrap()).collect();
+    let hand = |id: &str, token: &str| -> Vec<i64> {
+        tick(&server, id, token)["tick"]["hand"].as_array().unwrap().iter().map(|c| c.as_i64().unwrap()).collect()
+    };
+    // The host picks the seed, and now and then deals both seats the same
+    // cards; then nothing below could tell bob's hand from alice's, so deal
+    // again until the hands differ as multisets.
+    let (id, alice, bob, alice_hand, bob_hand) = (0..50)
+        .find_map(|_| {
+            let (id, seats, _) = create(&server, "conformance/hilo", None);
+            let alice = seats["alice"].as_str().unwrap().to_owned();
+            let bob = seats["bob"].as_str().unwrap().to_owned();
+            let (alice_hand, bob_hand) = (hand(&id, &alice), hand(&id, &bob));
+            let sorted = |h: &[i64]| {
+                let mut h = h.to_vec();
+                h.sort_unstable();
+                h
+            };
+            (sorted(&alice_hand) != sorted(&bob_hand)).then_some((id, alice, bob, alice_hand, bob_hand))
+        })
+        .expect("some deal gives the seats different hands");
     let stop = Arc::new(AtomicBool::new(false));
     let bob_thread = http_seat(server.base_url().to_owned(), id.clone(), "bob", bob, Arc::clone(&stop));
 
