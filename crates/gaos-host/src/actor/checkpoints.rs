@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use gaos_kernel::{AnyState, CheckpointCode, CompactRequest, EventBody, HistoryLookup, KernelError, Prepared};
+use gaos_kernel::{CheckpointCode, CompactRequest, HistoryLookup, KernelError};
 
 use super::SessionActor;
 use crate::storage::{AcceptedIdentity, StoreReader, StoredCheckpoint, WriteBatch, WriteOp};
@@ -32,23 +32,6 @@ impl HistoryLookup for StoreHistory {
     fn was_accepted(&self, participant_id: &str, submission_id: &str, floor: u64) -> Result<bool, String> {
         self.reader.was_accepted(&self.session_id, participant_id, submission_id, floor).map_err(|e| e.to_string())
     }
-}
-
-/// The write that indexes the identities `prepared` accepts, if any.
-pub(super) fn accepted_op(session_id: &str, prepared: &Prepared<AnyState>) -> Option<WriteOp> {
-    let identities: Vec<AcceptedIdentity> = prepared
-        .events()
-        .iter()
-        .filter_map(|e| match &e.body {
-            EventBody::IntentAccepted { participant_id, submission_id, .. } => Some(AcceptedIdentity {
-                participant_id: participant_id.clone(),
-                submission_id: submission_id.clone(),
-                transition_revision: e.transition_revision,
-            }),
-            _ => None,
-        })
-        .collect();
-    (!identities.is_empty()).then(|| WriteOp::Accepted { session_id: session_id.to_owned(), identities })
 }
 
 impl SessionActor {
@@ -87,7 +70,30 @@ impl SessionActor {
             transcript_prefix: self.transcript.prefix_hex(),
             body: checkpoint.to_json(),
         };
-        if let Err(e) = self.writer.write(WriteBatch { ops: vec![WriteOp::Checkpoint(stored)] }).await {
+        // The identities the kernel forgets when it compacts go to the
+        // `accepted` index in the same write as the checkpoint, sorted, so a
+        // session's rows land together (one row per submission written with
+        // every transition scattered pages over the index and made each group
+        // commit about twice as slow). Identities after the floor are in the
+        // tail events, and a restore puts them back into the kernel.
+        let floor = checkpoint.transition_revision();
+        let mut identities: Vec<AcceptedIdentity> = self
+            .kernel
+            .accepted_since_floor()
+            .into_iter()
+            .map(|(participant_id, submission_id)| AcceptedIdentity {
+                participant_id,
+                submission_id,
+                transition_revision: floor,
+            })
+            .collect();
+        identities.sort_by(|a, b| (&a.participant_id, &a.submission_id).cmp(&(&b.participant_id, &b.submission_id)));
+        let mut ops = Vec::with_capacity(2);
+        if !identities.is_empty() {
+            ops.push(WriteOp::Accepted { session_id: self.id.clone(), identities });
+        }
+        ops.push(WriteOp::Checkpoint(stored));
+        if let Err(e) = self.writer.write(WriteBatch { ops }).await {
             tracing::warn!(session = %self.id, error = %e, "a checkpoint could not be stored");
             return;
         }

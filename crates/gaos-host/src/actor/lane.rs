@@ -112,9 +112,6 @@ impl SessionActor {
         if !events.is_empty() {
             batch.push(WriteOp::Events { session_id: self.events_key(), events: events.clone() });
         }
-        if let Some(op) = super::checkpoints::accepted_op(&self.id, &prepared) {
-            batch.push(op);
-        }
         for op in extra {
             batch.push(op);
         }

@@ -228,8 +228,9 @@ pub enum WriteOp {
         key: SessionStateKey,
         value: String,
     },
-    /// The identities a transition's `intent-accepted` events accepted
-    /// (written in the same batch as those events).
+    /// The identities a kernel accepted since its previous retention floor,
+    /// written with the checkpoint it compacts onto (same batch), sorted so
+    /// a session's rows land together in the index.
     Accepted {
         session_id: String,
         identities: Vec<AcceptedIdentity>,

@@ -120,6 +120,19 @@ where
         Ok(Arc::clone(&self.live.seat_views[self.seat_index(seat)?].canonical))
     }
 
+    /// The identities accepted since the retention floor, as `(participant,
+    /// submission id)` in no particular order: what `compact` hands over to
+    /// the `HistoryLookup`, so an embedder stores them with the checkpoint it
+    /// compacts onto (and needs no per-transition index).
+    pub fn accepted_since_floor(&self) -> Vec<(String, String)> {
+        self.live
+            .accepted
+            .iter()
+            .filter_map(|key| key.split_once('\u{0}'))
+            .map(|(participant, submission)| (participant.to_owned(), submission.to_owned()))
+            .collect()
+    }
+
     /// Whether `(participant, submission_id)` was ever accepted (the
     /// permanent identity index): a host needs stored answers only for these.
     /// Below the retention floor the history lookup answers; when it fails
