@@ -3,8 +3,9 @@
 //! `gaos serve`: a whole conformance/hilo match played with only `observe
 //! {}`, `act {"action": {...}}`, `reset` and `transcript`, once over stdio
 //! (`gaos mcp` children) and once over the host's `/mcp` mount (see
-//! `tests/mcp/mcp_recipe_client.py` for every check). The replay of the
-//! match is verified here with `gaos replay verify`.
+//! `tests/mcp/mcp_recipe_client.py` for every check), then a two-level run
+//! advanced with `reset`. The replays of the match and of the run are
+//! verified here with `gaos replay verify`.
 //!
 //! A missing Python package is a failure that says how to install it, never
 //! a skip.
@@ -43,6 +44,11 @@ fn play_over(transport: &str) {
     // No "lease": neither seat is claimed, so both agents play at once.
     let request = json!({"game": "conformance/hilo", "seed": 21, "level": {"handSize": ROUNDS, "maxCard": 1_000_000}});
     let session = create_session(&base, &server.operator_token, &request);
+    let level = json!({"handSize": 1, "maxCard": 1_000_000});
+    let run_request = json!({"game": "conformance/hilo", "seed": 5, "run": {
+        "levels": [{"levelId": "first", "level": level}, {"levelId": "second", "level": level}],
+        "advancePolicy": "play-all-levels", "advanceOn": "reset"}});
+    let run = create_session(&base, &server.operator_token, &run_request);
     let mut child = Command::new(&python)
         .arg(SCRIPT)
         .arg(transport)
@@ -52,6 +58,9 @@ fn play_over(transport: &str) {
         .env("GAOS_ALICE_TOKEN", session.token("alice"))
         .env("GAOS_BOB_TOKEN", session.token("bob"))
         .env("GAOS_ROUNDS", ROUNDS.to_string())
+        .env("GAOS_RUN_SESSION", &run.id)
+        .env("GAOS_RUN_ALICE_TOKEN", run.token("alice"))
+        .env("GAOS_RUN_BOB_TOKEN", run.token("bob"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -74,6 +83,11 @@ fn play_over(transport: &str) {
     let dir = TempDir::new("gaos-mcp-recipe");
     let replay = download_replay(&base, &session, "bob");
     verify_replay(GAOS, dir.path(), &format!("recipe-{transport}"), &replay);
+    // So is the run the reset tool advanced: both levels, one replay.
+    let replay = download_replay(&base, &run, "bob");
+    let header: serde_json::Value = serde_json::from_str(replay.lines().next().expect("a header")).expect("header");
+    assert_eq!(header["levels"].as_array().map(Vec::len), Some(2), "{header}");
+    verify_replay(GAOS, dir.path(), &format!("recipe-run-{transport}"), &replay);
 }
 
 #[test]

@@ -6,6 +6,8 @@
 //! is reset exactly at each level transition, never for the first level, and
 //! the session id never changes.
 
+mod run_support;
+
 use std::sync::{Arc, Mutex};
 
 use gaos_client::SessionClient;
@@ -13,24 +15,13 @@ use gaos_client::handle::RemoteSessionHandle;
 use gaos_json::{Value, obj};
 use gaos_runner::{
     AgentDriver, AttachRequest, BoxFuture, Conversation, Decision, DriverContext, DriverError, EpisodeIdentity,
-    FinalizeMode, Observation, RunError, RunEvents, RunOptions, RunPolicy, SessionHandle, SessionPolicy, run_session,
+    FinalizeMode, Observation, RunError, RunEvents, RunOptions, RunPolicy, SessionHandle, run_session,
 };
 use gaos_testkit::http;
 use gaos_testkit::server::TestServer;
+use run_support::{json, policy};
 
 const GAOS: &str = env!("CARGO_BIN_EXE_gaos");
-
-fn json(text: &str) -> Value {
-    gaos_json::parse(text).expect("test JSON")
-}
-
-fn policy() -> SessionPolicy {
-    SessionPolicy::from_value(&json(
-        r#"{"evaluation":{"kind":"none"},"durability":{"attachable":true},
-            "evidence":{"kind":"replay"},"publication":{"kind":"none"}}"#,
-    ))
-    .expect("policy")
-}
 
 /// Counter levels of 2, 3 and 1 rounds, played whatever their result
 /// (a counter level ends, it is never won).

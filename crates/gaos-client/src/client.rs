@@ -617,6 +617,35 @@ impl SessionClient {
         wire::parse_session_result(&value, session_id).map_err(|reason| mismatch(&url, reason))
     }
 
+    /// `POST /v1/sessions/{id}/reset`: start the next level of a run that
+    /// advances on reset (`409 reset_not_allowed` elsewhere). With the
+    /// `revision` the ended level was seen at, the request is resent on
+    /// transport failure: the host answers an exact retry without a second
+    /// reset. A `seed` is the host's to judge (a run fixes its seeds).
+    pub async fn reset(
+        &self,
+        session_id: &str,
+        seed: Option<u32>,
+        revision: Option<u64>,
+    ) -> Result<TickResult, ClientError> {
+        check_session_id(session_id)?;
+        let url = self.session_url(session_id, "reset");
+        let mut body = gaos_json::Map::new();
+        if let Some(seed) = seed {
+            body.insert("seed".into(), seed.into());
+        }
+        if let Some(revision) = revision {
+            body.insert("revision".into(), revision.into());
+        }
+        let body = canonical_json(&Value::Object(body));
+        let (status, value) = self.execute(Method::POST, &url, Some(body), revision.is_some()).await?;
+        let envelope = wire::parse_tick_envelope(value, Some(session_id)).map_err(|reason| mismatch(&url, reason))?;
+        let seat =
+            self.binding(session_id).map(|b| b.participant_id).unwrap_or_else(|| self.inner.participant_id.clone());
+        self.remember(SessionBinding::from_envelope(&envelope, &seat));
+        Ok(TickResult { status, envelope })
+    }
+
     /// `GET /v1/sessions/{id}/result`: the result the session's first
     /// accepted finalize fixed, as the host stored it (any reader of the
     /// session may read it; `409 not_finalized` before). A read: resent on

@@ -7,7 +7,8 @@
 //! One type, [`SessionActor`], in rooms of one concern each: this file holds
 //! its fields, `spawn` and the run loop; `mailbox` the messages and their
 //! dispatch, `envelopes` what seats see, `lane` the persist/commit path,
-//! `act`, `attach`, `finalize` (with `evaluation`), `streams`, `leases` and `timers` the rest.
+//! `act`, `attach`, `finalize` (with `evaluation`), `reset` (with `episodes`), `streams`, `leases`
+//! and `timers` the rest.
 
 mod act;
 mod attach;
@@ -20,6 +21,7 @@ mod history;
 mod lane;
 mod leases;
 mod mailbox;
+mod reset;
 mod seat_states;
 mod streams;
 mod timers;
@@ -46,7 +48,7 @@ use crate::storage::{SessionStateKey, SessionStatus, StoreReader, StoredAnswer, 
 
 pub use checkpoints::DEFAULT_CHECKPOINT_EVERY;
 pub(crate) use checkpoints::StoreHistory;
-pub(crate) use episodes::{Episodes, rehydrate_run};
+pub(crate) use episodes::{Episodes, ResetMark, rehydrate_run};
 pub use mailbox::{ActorHandle, Command, SessionSummary};
 pub use seat_states::SeatState;
 pub use streams::{StreamItem, Subscription};

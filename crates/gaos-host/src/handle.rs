@@ -158,6 +158,21 @@ impl SessionTransport for InProcessTransport {
         })
     }
 
+    fn reset<'a>(
+        &'a self,
+        session_id: &'a str,
+        request: &'a Value,
+    ) -> BoxFuture<'a, Result<Observation, SessionError>> {
+        Box::pin(async move {
+            let answer = self
+                .host
+                .reset(&self.caller, session_id, self.presented(), request.clone())
+                .await
+                .map_err(session_error)?;
+            Observation::from_value(&parse_answer(&answer)?, Some(session_id))
+        })
+    }
+
     /// Subscribe to the seat's observation stream, then look: if the
     /// session already moved past `after_revision` return at once, else
     /// wait for the next published item (or [`CHANGE_WAIT_CAP`]).

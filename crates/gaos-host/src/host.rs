@@ -10,7 +10,9 @@ use gaos_json::{Map, Value, hex_encode};
 use gaos_kernel::SessionKernel;
 use tokio::sync::OnceCell;
 
-use crate::actor::{ActorHandle, ActorInit, Command, SessionActor, SessionSummary, Subscription, rehydrate_run};
+use crate::actor::{
+    ActorHandle, ActorInit, Command, ResetMark, SessionActor, SessionSummary, Subscription, rehydrate_run,
+};
 use crate::answers::Answer;
 use crate::auth::{Caller, Credentials, new_token, token_hash};
 use crate::clock::HostClock;
@@ -338,7 +340,11 @@ impl Host {
                 .await
                 .map_err(|e| HostError::internal(format!("rehydrating {id} failed: {e}")))??;
         // A multi-level run walks on through every level it reached.
-        let (kernel, episodes) = rehydrate_run(&config, &game, &self.inner.reader, kernel).await?;
+        let reset = match state.iter().find(|(k, _)| *k == SessionStateKey::RunReset) {
+            Some((_, text)) => Some(ResetMark::parse(text).map_err(|e| HostError::internal(format!("{id}: {e}")))?),
+            None => None,
+        };
+        let (kernel, episodes) = rehydrate_run(&config, &game, &self.inner.reader, kernel, reset).await?;
         tracing::info!(session = %id, cursor = kernel.cursor(), "session rehydrated");
         Ok(SessionActor::spawn(ActorInit {
             config,
@@ -585,6 +591,20 @@ impl Host {
         let seat = Self::require_seat(caller, id)?.to_owned();
         let handle = self.session(id).await?;
         handle.ask(|reply| Command::Attach { seat, presented, body, reply }).await
+    }
+
+    /// `POST /reset`: a seat starts the next level of a run that advances on
+    /// reset (`actor/reset.rs`).
+    pub async fn reset(
+        &self,
+        caller: &Caller,
+        id: &str,
+        presented: Presented,
+        body: Value,
+    ) -> Result<Answer, HostError> {
+        let seat = Self::require_seat(caller, id)?.to_owned();
+        let handle = self.session(id).await?;
+        handle.ask(|reply| Command::Reset { seat, presented, body, reply }).await
     }
 
     /// Lease routes (`/lease/renew`, `/lease/heartbeat`, `/pause`, `/resume`,

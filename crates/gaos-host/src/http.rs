@@ -81,6 +81,16 @@ async fn attach(
     Ok(host.attach(&caller, &id, presented, body).await?.into_response())
 }
 
+async fn reset(
+    State(host): State<Host>,
+    Path(id): Path<String>,
+    caller: Caller,
+    presented: Presented,
+    OptionalJsonBody(body): OptionalJsonBody,
+) -> Answered {
+    Ok(host.reset(&caller, &id, presented, body).await?.into_response())
+}
+
 async fn finalize(
     State(host): State<Host>,
     Path(id): Path<String>,
@@ -297,6 +307,7 @@ pub fn router(host: Host) -> Router {
         .route("/v1/sessions/{id}/tick", get(observe))
         .route("/v1/sessions/{id}/actions", post(act))
         .route("/v1/sessions/{id}/attach", post(attach))
+        .route("/v1/sessions/{id}/reset", post(reset))
         .route("/v1/sessions/{id}/finalize", post(finalize))
         .route("/v1/sessions/{id}/result", get(result))
         .route("/v1/sessions/{id}/seats/{seat}/token", post(reissue))

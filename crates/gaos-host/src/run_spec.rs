@@ -1,5 +1,12 @@
 //! A multi-level run (RFC-006 §3.5) a create request may ask for:
-//! `"run": {"levels": [...], "advancePolicy"?: "win-to-advance" | "play-all-levels"}`.
+//! `"run": {"levels": [...], "advancePolicy"?: "win-to-advance" | "play-all-levels",
+//! "advanceOn"?: "level-end" | "reset"}`.
+//!
+//! The advance policy says whether a level may be followed by the next (the
+//! replay checks it); `advanceOn` says when the next one starts: as soon as
+//! its predecessor ends, or only when a seat asks for it with `reset` (the
+//! agent-recipe tool and `POST .../reset`). Finalizing instead of resetting
+//! ends the run after the levels played, which the run replay allows.
 //!
 //! One kernel still owns exactly one level; the session actor composes the
 //! levels (`actor/episodes.rs`). Level `i` is played with the explicit seed
@@ -21,11 +28,39 @@ pub(crate) struct RunLevel {
     pub level: Value,
 }
 
+/// When the level after an ended one starts (when the policy lets it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum AdvanceOn {
+    /// At once, in the transition that ended the level before.
+    #[default]
+    LevelEnd,
+    /// When a seat resets (a new episode on request).
+    Reset,
+}
+
+impl AdvanceOn {
+    fn name(self) -> &'static str {
+        match self {
+            AdvanceOn::LevelEnd => "level-end",
+            AdvanceOn::Reset => "reset",
+        }
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        match text {
+            "level-end" => Some(AdvanceOn::LevelEnd),
+            "reset" => Some(AdvanceOn::Reset),
+            _ => None,
+        }
+    }
+}
+
 /// The levels of a run and when the next one starts.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct RunSpec {
     pub levels: Vec<RunLevel>,
     pub advance: AdvancePolicy,
+    pub advance_on: AdvanceOn,
 }
 
 fn policy_name(policy: AdvancePolicy) -> &'static str {
@@ -76,6 +111,11 @@ impl RunSpec {
         let mut m = Map::new();
         m.insert("levels".into(), Value::Array(levels));
         m.insert("advancePolicy".into(), policy_name(self.advance).into());
+        // Written only when not the default, so runs stored before
+        // `advanceOn` existed read back unchanged.
+        if self.advance_on != AdvanceOn::LevelEnd {
+            m.insert("advanceOn".into(), self.advance_on.name().into());
+        }
         Value::Object(m)
     }
 
@@ -99,7 +139,11 @@ impl RunSpec {
             .and_then(Value::as_str)
             .and_then(parse_policy)
             .ok_or("config.run.advancePolicy")?;
-        Ok(RunSpec { levels, advance })
+        let advance_on = match value.get("advanceOn") {
+            None => AdvanceOn::LevelEnd,
+            Some(v) => v.as_str().and_then(AdvanceOn::parse).ok_or("config.run.advanceOn")?,
+        };
+        Ok(RunSpec { levels, advance, advance_on })
     }
 
     /// Parse a create request's `run` against the game's levels. A level is
@@ -109,8 +153,8 @@ impl RunSpec {
         let map = value
             .as_object()
             .ok_or(r#"run must be an object like {"levels": ["tiny", "small"], "advancePolicy": "win-to-advance"}"#)?;
-        if let Some(key) = map.keys().find(|k| !["levels", "advancePolicy"].contains(&k.as_str())) {
-            return Err(format!("unknown run field {key:?} (known: levels, advancePolicy)"));
+        if let Some(key) = map.keys().find(|k| !["levels", "advancePolicy", "advanceOn"].contains(&k.as_str())) {
+            return Err(format!("unknown run field {key:?} (known: levels, advancePolicy, advanceOn)"));
         }
         let advance = match map.get("advancePolicy") {
             None => AdvancePolicy::default(),
@@ -118,6 +162,12 @@ impl RunSpec {
                 .as_str()
                 .and_then(parse_policy)
                 .ok_or("run.advancePolicy must be \"win-to-advance\" or \"play-all-levels\"")?,
+        };
+        let advance_on = match map.get("advanceOn") {
+            None => AdvanceOn::LevelEnd,
+            Some(v) => v.as_str().and_then(AdvanceOn::parse).ok_or(
+                "run.advanceOn must be \"level-end\" (the next level starts at once) or \"reset\" (when a seat resets)",
+            )?,
         };
         let items = map.get("levels").and_then(Value::as_array).ok_or("run.levels must be an array of levels")?;
         if items.is_empty() || items.len() > MAX_RUN_LEVELS {
@@ -133,7 +183,7 @@ impl RunSpec {
             }
             levels.push(level);
         }
-        Ok(RunSpec { levels, advance })
+        Ok(RunSpec { levels, advance, advance_on })
     }
 }
 
@@ -211,6 +261,13 @@ mod tests {
         assert_eq!(run.levels[1].level, json(r#"{"rounds":2}"#));
         assert_eq!(run.advance, AdvancePolicy::PlayAllLevels);
         assert_eq!(RunSpec::from_value(&run.to_value()).expect("persisted"), run);
+        assert_eq!(run.advance_on, AdvanceOn::LevelEnd);
+        assert!(run.to_value().get("advanceOn").is_none(), "the default is not written");
+        let on_reset =
+            RunSpec::parse_request(&json(r#"{"levels":["default","long"],"advanceOn":"reset"}"#), counter().as_ref())
+                .expect("a run");
+        assert_eq!(on_reset.advance_on, AdvanceOn::Reset);
+        assert_eq!(RunSpec::from_value(&on_reset.to_value()).expect("persisted"), on_reset);
     }
 
     #[test]
@@ -222,6 +279,7 @@ mod tests {
             (r#"{"levels":["default","default"]}"#, "appears twice"),
             (r#"{"levels":["default"],"advancePolicy":"sometimes"}"#, "advancePolicy"),
             (r#"{"levels":["default"],"extra":1}"#, "unknown run field"),
+            (r#"{"levels":["default"],"advanceOn":"later"}"#, "advanceOn"),
             (r#"{"levels":[{}]}"#, "needs levelId or level"),
         ] {
             let error = RunSpec::parse_request(&json(body), game.as_ref()).expect_err(body);

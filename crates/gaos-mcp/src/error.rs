@@ -66,6 +66,7 @@ impl ToolError {
             },
             SessionError::FinalizeConflict { .. } => ToolError::new("finalize_conflict", error.to_string()),
             SessionError::InvalidArgument(message) => ToolError::invalid_argument(message.clone()),
+            SessionError::Unsupported { .. } => ToolError::new("unsupported", error.to_string()),
             other => ToolError::new("error", other.to_string()),
         }
     }
@@ -86,7 +87,13 @@ impl ToolError {
             "writer_conflict" => "Another controller holds this seat; this server cannot drive it.",
             "lease_expired" => "The seat's lease lapsed and could not be renewed; call status.",
             "not_terminal" => "The game is not over yet; keep playing.",
-            "game_over" => "The game is over; call finalize, then replay.",
+            "game_over" => {
+                "The game is over; call finalize, then replay (a run that advances on reset: call reset for its next level)."
+            }
+            "reset_not_allowed" => "This session offers no new episode; play on, or finalize it.",
+            "reset_seed_fixed" => "The run fixes its seeds; call reset without a seed.",
+            "level_in_play" => "This level is still being played; keep playing and reset once it has ended.",
+            "run_over" => "The run is over; call finalize, then replay.",
             "session_finalized" => "The session is finalized; call replay for the record.",
             "revoked" => "The session was stopped for good; nothing can act in it any more.",
             "host_unreachable" => "The GAOS host did not answer; try again shortly.",

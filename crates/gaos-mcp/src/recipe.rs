@@ -64,31 +64,37 @@ impl SeatLog {
 /// The largest seed `reset` takes (the kernel's seeds are uint32).
 const MAX_SEED: u64 = u32::MAX as u64;
 
-/// `reset {"seed"?}`: a new episode, where the session's policy allows one.
-/// A host session plays one episode, whose seed the create fixed, so the
-/// answer is a tool error that says how to get a fresh game; the seed is
-/// still checked, so a malformed call is told so first.
+/// `reset {"seed"?}`: a new episode, where the session allows one (the
+/// next level of a run that advances on reset, `POST .../reset`). The seed
+/// is checked here for shape and passed on; the host judges it.
 pub async fn reset(
     seat: &dyn SeatSession,
     arguments: &serde_json::Map<String, serde_json::Value>,
 ) -> Result<ToolOutput, ToolError> {
     crate::tools::only_known("reset", arguments, &["seed"])?;
-    if let Some(seed) = arguments.get("seed") {
-        let seed = crate::tools::uint_argument("reset", "seed", seed)?;
-        if seed > MAX_SEED {
-            return Err(ToolError::invalid_argument(format!("reset: \"seed\" must be at most {MAX_SEED}, not {seed}")));
+    let seed = match arguments.get("seed") {
+        None => None,
+        Some(seed) => {
+            let seed = crate::tools::uint_argument("reset", "seed", seed)?;
+            if seed > MAX_SEED {
+                return Err(ToolError::invalid_argument(format!(
+                    "reset: \"seed\" must be at most {MAX_SEED}, not {seed}"
+                )));
+            }
+            Some(seed as u32)
         }
-    }
-    let handle = seat.handle();
-    Err(ToolError::new(
-        "reset_not_allowed",
-        format!(
-            "reset: session {} allows no new episode: a host session plays one episode, with the seed fixed when it \
-             was created. Finish this game (finalize) and ask the operator for a new session (POST /v1/sessions \
-             with the seed you want) to play again.",
-            handle.session_id()
-        ),
-    ))
+    };
+    let observation = seat.handle().reset(seed).await.map_err(|e| ToolError::from_session(&e))?;
+    let lead = match episode_index(&observation) {
+        Some(index) => format!("Reset: level {index} of the run started."),
+        None => "Reset: a new episode started.".to_owned(),
+    };
+    Ok(crate::tools::observation_output(seat, &observation, Some(&lead)))
+}
+
+/// `gaos.session.episode.index` of an envelope, when it names one.
+fn episode_index(observation: &Observation) -> Option<u64> {
+    observation.extensions()?.get("gaos.session.episode")?.get("index")?.as_u64()
 }
 
 /// `transcript {}`: the seat's decisions through this server, with the

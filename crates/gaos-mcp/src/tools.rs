@@ -151,15 +151,16 @@ pub fn tool_specs() -> Vec<ToolSpec> {
         ToolSpec {
             name: "reset",
             title: "Start a new episode",
-            description: "Start a new episode of the game (optionally with a seed), where the session's policy allows \
-                one. A host session plays one episode whose seed was fixed at create: then the answer is an error \
-                that says how to get a fresh game.",
+            description: "Start a new episode where the session allows one: the next level of a run created with \
+                \"advanceOn\": \"reset\", once the level being played has ended. Answers the new level's \
+                observation. A session of one episode answers reset_not_allowed; a run fixes its level seeds, so a \
+                seed is refused (reset_seed_fixed).",
             input_schema: schema(json!({
                 "type": "object",
                 "properties": {
                     "seed": {
                         "type": "integer", "minimum": 0, "maximum": u32::MAX,
-                        "description": "The new episode's seed."
+                        "description": "A seed for the new episode, where the host lets a seat choose one."
                     }
                 },
                 "additionalProperties": false
@@ -254,7 +255,7 @@ pub async fn call_tool(seat: &dyn SeatSession, name: &str, arguments: Option<&Ar
     result.unwrap_or_else(|error| ToolOutput::error(&error))
 }
 
-fn observation_output(seat: &dyn SeatSession, observation: &Observation, lead: Option<&str>) -> ToolOutput {
+pub(crate) fn observation_output(seat: &dyn SeatSession, observation: &Observation, lead: Option<&str>) -> ToolOutput {
     let handle = seat.handle();
     let mut text = render::observation_text(observation, handle.seat(), handle.state());
     if let Some(lead) = lead {

@@ -78,6 +78,14 @@ pub enum SessionError {
         /// The call (`act`, `observe`).
         operation: &'static str,
     },
+    /// This handle's kind of host offers no such operation; nothing was sent.
+    #[error("{operation} is not offered by this handle: {why}")]
+    Unsupported {
+        /// The operation (`reset`).
+        operation: &'static str,
+        /// What the caller can do instead.
+        why: String,
+    },
 }
 
 fn code_suffix(code: Option<&str>) -> String {

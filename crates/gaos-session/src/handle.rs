@@ -110,6 +110,21 @@ pub trait SessionHandle: Send + Sync {
     /// request fails with [`SessionError::FinalizeConflict`].
     fn finalize(&self, request: FinalizeRequest) -> BoxFuture<'_, Result<SessionResult, SessionError>>;
 
+    /// Start the next episode where the session's policy allows one (a run
+    /// that advances on reset, once its live level ended): the envelope of
+    /// the level it started. A terminal handle turns active again. `seed` is
+    /// passed through for the host to judge (a host that fixes its seeds
+    /// refuses it). The default offers no reset.
+    fn reset(&self, seed: Option<u32>) -> BoxFuture<'_, Result<Observation, SessionError>> {
+        let _ = seed;
+        Box::pin(async move {
+            Err(SessionError::Unsupported {
+                operation: "reset",
+                why: "this handle plays one episode; create another session to play again".into(),
+            })
+        })
+    }
+
     /// Release local resources. Idempotent; never touches the authoritative
     /// session (no delete, finalize or abandon).
     fn close(&self);
@@ -179,6 +194,12 @@ macro_rules! forward_session_handle {
             ) -> $crate::BoxFuture<'_, ::std::result::Result<$crate::SessionResult, $crate::SessionError>> {
                 self.inner.finalize(request)
             }
+            fn reset(
+                &self,
+                seed: ::std::option::Option<u32>,
+            ) -> $crate::BoxFuture<'_, ::std::result::Result<$crate::Observation, $crate::SessionError>> {
+                self.inner.reset(seed)
+            }
             fn close(&self) {
                 self.inner.close()
             }
@@ -208,6 +229,20 @@ pub trait SessionTransport: Send + Sync {
 
     /// `POST /v1/sessions/{id}/finalize` with this body; the answer as JSON.
     fn finalize<'a>(&'a self, session_id: &'a str, request: &'a Value) -> BoxFuture<'a, Result<Value, SessionError>>;
+
+    /// `POST /v1/sessions/{id}/reset` with this body (`{"seed"?, "revision"}`):
+    /// the seat's envelope of the level the reset started. The default
+    /// offers none.
+    fn reset<'a>(
+        &'a self,
+        session_id: &'a str,
+        request: &'a Value,
+    ) -> BoxFuture<'a, Result<Observation, SessionError>> {
+        let _ = (session_id, request);
+        Box::pin(async move {
+            Err(SessionError::Unsupported { operation: "reset", why: "this transport has no reset route".into() })
+        })
+    }
 
     /// See [`SessionHandle::wait_for_change`]; the default sleeps
     /// [`wait_backoff`]`(attempt)`.
@@ -346,11 +381,16 @@ impl<T: SessionTransport> LifecycleHandle<T> {
             )));
         }
         let mut core = self.lock();
+        let newer = observation.revision() > core.binding.revision;
         if observation.revision() >= core.binding.revision {
             core.binding = observation.binding(&self.seat);
         }
         if core.state == HandleState::Active && observation.announces_terminal() {
             core.state = HandleState::Terminal;
+        } else if core.state == HandleState::Terminal && newer && !observation.announces_terminal() {
+            // The session went on past the end this handle saw: a run that
+            // advances on reset started its next level (another seat reset).
+            core.state = HandleState::Active;
         }
         Ok(())
     }
@@ -512,6 +552,45 @@ impl<T: SessionTransport> SessionHandle for LifecycleHandle<T> {
                 core.state = HandleState::Finalized;
             }
             Ok(result)
+        })
+    }
+
+    fn reset(&self, seed: Option<u32>) -> BoxFuture<'_, Result<Observation, SessionError>> {
+        Box::pin(async move {
+            let revision = {
+                let core = self.lock();
+                match core.state {
+                    HandleState::Active | HandleState::Terminal => {}
+                    HandleState::Closed => return Err(self.closed()),
+                    state => return Err(SessionError::InvalidState { operation: "reset", state }),
+                }
+                core.binding.revision
+            };
+            // The revision the seat saw the level end at: a resend after a
+            // lost answer names it again and starts no second level.
+            let mut body = gaos_json::Map::new();
+            if let Some(seed) = seed {
+                body.insert("seed".into(), seed.into());
+            }
+            body.insert("revision".into(), revision.into());
+            let observation = self.transport.reset(&self.session_id, &Value::Object(body)).await?;
+            if observation.session_id() != self.session_id {
+                return Err(SessionError::Protocol(format!(
+                    "the host answered for session {:?}, not {:?}",
+                    observation.session_id(),
+                    self.session_id
+                )));
+            }
+            let mut core = self.lock();
+            if observation.revision() >= core.binding.revision {
+                core.binding = observation.binding(&self.seat);
+            }
+            core.initial = None;
+            core.unanswered = None;
+            if core.state == HandleState::Terminal && !observation.announces_terminal() {
+                core.state = HandleState::Active;
+            }
+            Ok(observation)
         })
     }
 

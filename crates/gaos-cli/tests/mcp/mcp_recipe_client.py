@@ -15,6 +15,9 @@ children) or over the host's streamable-HTTP `/mcp` mount, and checks:
   range, an argument `transcript` does not take;
 - `reset` is refused with `reset_not_allowed` (a host session plays one
   episode), saying how to get a fresh game;
+- on a run created with `"advanceOn": "reset"`, `reset` is refused while a
+  level plays (`level_in_play`), with a seed (`reset_seed_fixed`) and after
+  the last level (`run_over`), and otherwise starts the next level;
 - `transcript` lists exactly the decisions the seat sent, in order, with
   their cursors, and reports the end of the game.
 
@@ -92,10 +95,10 @@ class Seat:
         return answer
 
 
-async def connect(stack, transport, seat, token):
+async def connect(stack, transport, seat, token, session_id=None):
     url = env("GAOS_URL")
     if transport == "stdio":
-        args = ["mcp", "--host", url, "--session", env("GAOS_SESSION"), "--seat", seat]
+        args = ["mcp", "--host", url, "--session", session_id or env("GAOS_SESSION"), "--seat", seat]
         params = StdioServerParameters(command=env("GAOS_BIN"), args=args, env={"GAOS_SEAT_TOKEN": token, "RUST_LOG": "warn"})
         streams = await stack.enter_async_context(stdio_client(params))
     else:
@@ -150,7 +153,27 @@ async def play(transport):
         refused = [d for d in (await alice.ok("transcript", {}))[1]["decisions"] if not d["accepted"]]
         check([d.get("code") for d in refused] == ["illegal_command"], f"the refused act is on record: {refused}")
         await alice.ok("finalize", {})
+        await play_run(stack, transport)
         print(f"{transport}: {rounds} rounds through the recipe tools")
+
+
+async def play_run(stack, transport):
+    """A two-level run that advances on reset, one move per seat per level."""
+    run = env("GAOS_RUN_SESSION")
+    alice = await connect(stack, transport, "alice", env("GAOS_RUN_ALICE_TOKEN"), run)
+    bob = await connect(stack, transport, "bob", env("GAOS_RUN_BOB_TOKEN"), run)
+    await alice.refused("reset", {}, "level_in_play")
+    await alice.play_first_legal()
+    await bob.play_first_legal()
+    await alice.refused("reset", {"seed": 3}, "reset_seed_fixed")
+    text, _ = await alice.ok("reset", {})
+    check("level 1" in text, f"reset names the level it started: {text}")
+    for seat in (alice, bob):
+        _, seen = await seat.ok("observe", {})
+        check(seen["turn"] == "yours", f"{seat.name} plays the new level: {seen}")
+        await seat.play_first_legal()
+    await bob.refused("reset", {}, "run_over")
+    await alice.ok("finalize", {})
 
 
 def main():

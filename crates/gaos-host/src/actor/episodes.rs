@@ -14,6 +14,11 @@
 //! ids never repeat, and `gaos.session.episode {id, index}` names the level.
 //! Level `i > 0` stores its events under `<sessionId>/level/<i>` (a `/` is
 //! never part of a session id).
+//!
+//! A run that advances on reset (`advanceOn: "reset"`) also needs its
+//! [`ResetMark`]: the one write that says a seat started the next level
+//! (`actor/reset.rs`), so a level of such a run is live once its
+//! predecessor ended and its reset is durable.
 
 use std::sync::Arc;
 
@@ -28,7 +33,31 @@ use super::lane::TranscriptHash;
 use crate::config::SessionConfig;
 use crate::envelope::{self, EpisodeMark, Finalization};
 use crate::error::HostError;
+use crate::run_spec::AdvanceOn;
 use crate::storage::StoreReader;
+
+/// The last level a seat's reset started, and the session revision the
+/// reset was asked at (an exact retry names it again).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ResetMark {
+    pub level: usize,
+    pub revision: u64,
+}
+
+impl ResetMark {
+    /// As persisted (`session_state` `runReset`).
+    pub(crate) fn to_json(self) -> String {
+        format!(r#"{{"level":{},"revision":{}}}"#, self.level, self.revision)
+    }
+
+    pub(crate) fn parse(text: &str) -> Result<Self, String> {
+        let value = gaos_json::parse(text).map_err(|e| format!("the stored run reset is not JSON: {e}"))?;
+        let field = |name: &str| {
+            value.get(name).and_then(Value::as_u64).ok_or_else(|| format!("the stored run reset has no {name}"))
+        };
+        Ok(ResetMark { level: field("level")? as usize, revision: field("revision")? })
+    }
+}
 
 /// Where a session is in its run; a session that is not a run stays at
 /// level 0 with no offset.
@@ -39,6 +68,8 @@ pub(crate) struct Episodes {
     revision_base: u64,
     /// The transcripts of the levels already played, in order.
     finished: Vec<SessionTranscript>,
+    /// The last reset a seat made (runs that advance on reset).
+    pub(super) reset: Option<ResetMark>,
 }
 
 /// The storage key of level `index`'s events.
@@ -87,10 +118,11 @@ pub(crate) async fn rehydrate_run(
     game: &Arc<dyn Game>,
     reader: &Arc<dyn StoreReader>,
     first: SessionKernel<DynReducer>,
+    reset: Option<ResetMark>,
 ) -> Result<(SessionKernel<DynReducer>, Episodes), HostError> {
     let mut kernel = first;
-    let mut episodes = Episodes::default();
-    while let Some(options) = next_level_options(config, game, episodes.index, &kernel) {
+    let mut episodes = Episodes { reset, ..Episodes::default() };
+    while let Some(options) = next_level_options(config, game, episodes.index, &kernel, reset) {
         let options = Arc::new(options.map_err(HostError::internal)?);
         let key = events_key(&config.session_id, episodes.index + 1);
         let reader = Arc::clone(reader);
@@ -124,18 +156,32 @@ pub(crate) async fn rehydrate_run(
 }
 
 /// The options of the level after `index` when `kernel` (level `index`)
-/// ended and the run advances.
+/// ended and the run advances (on reset: once the reset is recorded).
 fn next_level_options(
     config: &SessionConfig,
     game: &Arc<dyn Game>,
     index: usize,
     kernel: &SessionKernel<DynReducer>,
+    reset: Option<ResetMark>,
 ) -> Option<Result<gaos_kernel::KernelOptions<DynReducer>, String>> {
     let status = ended_status(kernel)?;
-    if !config.run.as_ref()?.advances_after(index, &status) {
+    let run = config.run.as_ref()?;
+    if !run.advances_after(index, &status) {
+        return None;
+    }
+    if run.advance_on == AdvanceOn::Reset && reset.is_none_or(|r| r.level <= index) {
         return None;
     }
     config.level_options(game, index + 1)
+}
+
+/// Why the live level of a run cannot be followed by a reset now, if it
+/// cannot (`actor/reset.rs` turns it into the refusal).
+pub(super) enum NoNextLevel {
+    /// The level is still being played.
+    InPlay,
+    /// The run ended with this level (its last, or a loss under win-to-advance).
+    RunOver { status: String, last: bool },
 }
 
 impl SessionActor {
@@ -209,7 +255,7 @@ impl SessionActor {
     /// the run advance (what the act that ended the level is answered).
     pub(super) fn next_level_envelope(&self, seat: &str, status: &str, cursor: u64, ext_extra: Map) -> Option<Value> {
         let run = self.config.run.as_ref()?;
-        if !run.advances_after(self.episodes.index, status) {
+        if !run.advances_after(self.episodes.index, status) || run.advance_on == AdvanceOn::Reset {
             return None;
         }
         let next = match fresh_level(&self.config, &self.game, self.episodes.index + 1)? {
@@ -230,7 +276,9 @@ impl SessionActor {
     /// After a committed transition: when the live level ended and the run
     /// advances, start the next level (several, should one end at once).
     pub(super) fn advance_episode_if_due(&mut self) {
-        while let Some(options) = next_level_options(&self.config, &self.game, self.episodes.index, &self.kernel) {
+        while let Some(options) =
+            next_level_options(&self.config, &self.game, self.episodes.index, &self.kernel, self.episodes.reset)
+        {
             let next = match options.and_then(|o| SessionKernel::from_shared(Arc::new(o)).map_err(|e| e.to_string())) {
                 Ok(kernel) => kernel,
                 Err(e) => {
@@ -243,6 +291,17 @@ impl SessionActor {
             self.transcript = TranscriptHash::of(&self.kernel);
             tracing::info!(session = %self.id, level = self.episodes.index, "the run advanced to its next level");
         }
+    }
+
+    /// Whether the live level has ended so that a reset may start the next.
+    pub(super) fn next_level_available(&self) -> Result<(), NoNextLevel> {
+        let Some(status) = ended_status(&self.kernel) else { return Err(NoNextLevel::InPlay) };
+        let advances = self.config.run.as_ref().is_some_and(|run| run.advances_after(self.episodes.index, &status));
+        if advances {
+            return Ok(());
+        }
+        let last = self.config.run.as_ref().is_none_or(|run| self.episodes.index + 1 >= run.levels.len());
+        Err(NoNextLevel::RunOver { status, last })
     }
 
     /// The run replay (`finalize_run_replay` over every level played), or

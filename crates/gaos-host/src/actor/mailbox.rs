@@ -78,6 +78,13 @@ pub enum Command {
         body: Value,
         reply: Reply<Answer>,
     },
+    /// `POST /reset`: start the next level of a run that advances on reset.
+    Reset {
+        seat: String,
+        presented: Presented,
+        body: Value,
+        reply: Reply<Answer>,
+    },
     Snapshot {
         seat: String,
         after: Option<u64>,
@@ -186,6 +193,10 @@ impl SessionActor {
             }
             Command::Attach { seat, presented, body, reply } => {
                 let answer = self.attach(&seat, &presented, body).await;
+                let _ = reply.send(answer);
+            }
+            Command::Reset { seat, presented, body, reply } => {
+                let answer = self.reset(&seat, &presented, body).await;
                 let _ = reply.send(answer);
             }
             Command::Lease { seat, presented, op, operator, reply } => {

@@ -89,6 +89,21 @@ impl SessionActor {
         }
     }
 
+    /// A new level started without a transition of its own (a reset): each
+    /// seat's stream gets the level's full snapshot, spectators its frame.
+    pub(super) fn publish_level_start(&self) {
+        for (seat, tx) in &self.streams.seats {
+            if tx.receiver_count() > 0
+                && let Ok(snapshot) = self.kernel.snapshot(seat, None)
+            {
+                let _ = tx.send(Arc::new(StreamItem { event: "delta", data: canonical_json(&snapshot.to_value()) }));
+            }
+        }
+        if self.streams.spectator.receiver_count() > 0 {
+            let _ = self.streams.spectator.send(Arc::new(StreamItem { event: "public", data: self.public_frame() }));
+        }
+    }
+
     fn public_frame(&self) -> String {
         canonical_json(&wire::value(&wire::PublicFrame {
             kind: "public",

@@ -120,6 +120,10 @@ pub enum SessionStateKey {
     /// The turn clock of a turns session with a deadline (`TurnClock`):
     /// its window and wall-clock deadline (or time left while stopped).
     TurnClock,
+    /// The last level of an `advanceOn: reset` run a seat started, and the
+    /// revision the reset was asked at (`actor/reset.rs`): a level of such a
+    /// run is live only once its reset is durable.
+    RunReset,
 }
 
 impl SessionStateKey {
@@ -129,6 +133,7 @@ impl SessionStateKey {
             SessionStateKey::Controller => "controller",
             SessionStateKey::DigestKey => "digestKey",
             SessionStateKey::TurnClock => "turnClock",
+            SessionStateKey::RunReset => "runReset",
         }
     }
 
@@ -138,6 +143,7 @@ impl SessionStateKey {
             "controller" => SessionStateKey::Controller,
             "digestKey" => SessionStateKey::DigestKey,
             "turnClock" => SessionStateKey::TurnClock,
+            "runReset" => SessionStateKey::RunReset,
             _ => return None,
         })
     }

@@ -1,0 +1,209 @@
+//! Issue 18 item 5 against a real `gaos serve`: `reset` starts the next
+//! level of a run created with `"advanceOn": "reset"`, through the handle
+//! (`SessionHandle::reset`) and over HTTP (`POST .../reset`). A reset is
+//! refused while the level plays, with a seed, after the run's last level
+//! and for a session of one episode, each refusal changing nothing; an
+//! exact retry starts no second level; the reset survives a restart; and
+//! finalizing instead of resetting ends the run after the levels played.
+
+mod run_support;
+
+use gaos_client::SessionClient;
+use gaos_client::handle::RemoteSessionHandle;
+use gaos_json::obj;
+use gaos_runner::{
+    AgentDriver, AttachRequest, BoxFuture, Decision, DriverContext, DriverError, FinalizeMode, FinalizeRequest,
+    HandleState, RunOptions, RunPolicy, SessionError, SessionHandle, run_session,
+};
+use gaos_testkit::http;
+use gaos_testkit::server::TestServer;
+use run_support::{json, policy};
+
+const GAOS: &str = env!("CARGO_BIN_EXE_gaos");
+
+/// Counter levels of 2 and 1 rounds; the second starts only on reset.
+const RUN: &str = r#"{"game":"conformance/counter","participantId":"a","seed":11,
+    "run":{"levels":[{"levelId":"two","level":{"rounds":2}},{"levelId":"one","level":{"rounds":1}}],
+           "advancePolicy":"play-all-levels","advanceOn":"reset"}}"#;
+
+/// Plays `n = 1`.
+struct Ones;
+
+impl AgentDriver for Ones {
+    fn id(&self) -> &str {
+        "ones"
+    }
+    fn label(&self) -> &str {
+        "plays n = 1"
+    }
+    fn act<'a>(&'a mut self, _context: DriverContext<'a>) -> BoxFuture<'a, Result<Decision, DriverError>> {
+        Box::pin(async { Ok(Decision::action(obj! { "n" => 1u32 }.into())) })
+    }
+}
+
+fn caller() -> RunPolicy {
+    RunPolicy { finalize: FinalizeMode::Caller, ..RunPolicy::default() }
+}
+
+/// Both seats play the live level to its end; neither finalizes.
+async fn play_level(a: &RemoteSessionHandle, b: &RemoteSessionHandle) {
+    let (mut da, mut db) = (Ones, Ones);
+    let (ra, rb) = tokio::join!(
+        run_session(a, &mut da, RunOptions::new(caller())),
+        run_session(b, &mut db, RunOptions::new(caller()))
+    );
+    ra.expect("a plays the level");
+    rb.expect("b plays the level");
+}
+
+fn code_of(error: &SessionError) -> Option<&str> {
+    error.code()
+}
+
+fn episode_index(observation: &gaos_runner::Observation) -> Option<u64> {
+    observation.episode().and_then(|e| e.index)
+}
+
+async fn attach_b(created: &gaos_client::handle::RemoteCreated, request: &str) -> RemoteSessionHandle {
+    RemoteSessionHandle::attach(
+        created.seat_client("b").expect("b"),
+        &created.session_id,
+        &AttachRequest::new(request),
+        &policy(),
+    )
+    .await
+    .expect("attach b")
+}
+
+fn reset_over_http(server: &TestServer, session_id: &str, token: &str, body: &str) -> http::Response {
+    http::post(
+        &server.base_url,
+        &format!("/v1/sessions/{session_id}/reset"),
+        Some(token),
+        &serde_json::from_str(body).unwrap(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reset_starts_the_next_level_once_and_only_when_the_run_allows_it() {
+    let mut server = TestServer::start(GAOS);
+    let operator = SessionClient::new(&server.base_url, &server.operator_token).expect("operator");
+    let created = RemoteSessionHandle::create(&operator, &json(RUN), &policy()).await.expect("create");
+    let sid = created.session_id.clone();
+    let a_token = created.credentials.seat("a").expect("a's token").to_owned();
+    let b = attach_b(&created, "attach-b").await;
+    let a = &created.handle;
+
+    // While level 0 plays: refused, nothing changes.
+    let start = a.observe().await.expect("observe");
+    let refused = a.reset(None).await.expect_err("the level is being played");
+    assert_eq!(code_of(&refused), Some("level_in_play"), "{refused}");
+    for (body, code, status) in [
+        (r#"{"seed":-1}"#, "invalid_request", 400),
+        (r#"{"revision":"x"}"#, "invalid_request", 400),
+        (r#"{"seeds":1}"#, "invalid_request", 400),
+        (r#"{"seed":3}"#, "reset_seed_fixed", 409),
+        (r#"{}"#, "level_in_play", 409),
+    ] {
+        let answer = reset_over_http(&server, &sid, &a_token, body);
+        assert_eq!(answer.status, status, "{body}: {}", answer.text());
+        assert_eq!(answer.json()["code"], code, "{body}: {}", answer.text());
+    }
+    let operator_reset = reset_over_http(&server, &sid, &server.operator_token, "{}");
+    assert_eq!(operator_reset.status, 403, "a reset is a seat's: {}", operator_reset.text());
+    assert_eq!(a.observe().await.expect("observe").revision(), start.revision(), "refusals change nothing");
+
+    // Level 0 ends; the run waits for a reset (the handle is terminal).
+    play_level(a, &b).await;
+    let ended = a.observe().await.expect("observe the ended level");
+    assert_eq!(episode_index(&ended), Some(0));
+    assert!(ended.is_done(), "level 0 is over");
+    assert_eq!(a.state(), HandleState::Terminal);
+    let refused = a.reset(Some(5)).await.expect_err("a seed is never taken");
+    assert_eq!(code_of(&refused), Some("reset_seed_fixed"), "{refused}");
+    assert_eq!(a.state(), HandleState::Terminal, "a refused reset changes nothing");
+
+    // The reset starts level 1: the handle is active again, past the revision level 0 ended at.
+    let started = a.reset(None).await.expect("reset");
+    assert_eq!(episode_index(&started), Some(1), "{:?}", started.episode());
+    assert!(!started.is_done());
+    assert!(started.revision() > ended.revision());
+    assert_eq!(a.state(), HandleState::Active);
+    // An exact retry (the revision the level ended at) starts no second level.
+    let retry = reset_over_http(&server, &sid, &a_token, &format!(r#"{{"revision":{}}}"#, ended.revision()));
+    assert_eq!(retry.status, 200, "{}", retry.text());
+    assert_eq!(retry.json()["revision"], started.revision(), "{}", retry.text());
+    // b's handle saw the same end: its reset is that retry, and b plays on.
+    let b_started = b.reset(None).await.expect("b's reset is answered with the live level");
+    assert_eq!(episode_index(&b_started), Some(1));
+    assert_eq!(b_started.revision(), started.revision());
+    assert_eq!(b.state(), HandleState::Active);
+    // A reset sent without a revision now finds level 1 in play.
+    assert_eq!(reset_over_http(&server, &sid, &a_token, "{}").json()["code"], "level_in_play");
+
+    // The reset is durable: a restarted host is on level 1.
+    server.restart();
+    let tokens = created.credentials.clone();
+    let seat = |name: &str| SessionClient::new(&server.base_url, tokens.seat(name).expect("token")).expect("client");
+    let a = RemoteSessionHandle::attach(seat("a"), &sid, &AttachRequest::new("again-a"), &policy()).await.expect("a");
+    let b = RemoteSessionHandle::attach(seat("b"), &sid, &AttachRequest::new("again-b"), &policy()).await.expect("b");
+    let after = a.observe().await.expect("observe after the restart");
+    assert_eq!(episode_index(&after), Some(1), "the restarted host is on the level the reset started");
+    assert_eq!(after.revision(), started.revision());
+
+    // The last level ends: the run is over, and the run replay holds both levels.
+    play_level(&a, &b).await;
+    let refused = a.reset(None).await.expect_err("no level follows the last");
+    assert_eq!(code_of(&refused), Some("run_over"), "{refused}");
+    let result = a.finalize(FinalizeRequest::default()).await.expect("finalize");
+    let replay = result.replay_text().expect("replay").to_owned();
+    let header: serde_json::Value = serde_json::from_str(replay.lines().next().unwrap()).unwrap();
+    let ids: Vec<&str> = header["levels"].as_array().unwrap().iter().map(|l| l["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["two", "one"]);
+    http::verify_replay(GAOS, server.data_dir(), "run-reset", &replay);
+    let late = reset_over_http(&server, &sid, tokens.seat("a").unwrap(), "{}");
+    assert_eq!(late.json()["code"], "session_finalized", "{}", late.text());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finalizing_instead_of_resetting_ends_the_run_after_the_levels_played() {
+    let server = TestServer::start(GAOS);
+    let operator = SessionClient::new(&server.base_url, &server.operator_token).expect("operator");
+    let created = RemoteSessionHandle::create(&operator, &json(RUN), &policy()).await.expect("create");
+    let b = attach_b(&created, "attach-b").await;
+    play_level(&created.handle, &b).await;
+    let result = created.handle.finalize(FinalizeRequest::default()).await.expect("finalize after level 0");
+    let replay = result.replay_text().expect("replay").to_owned();
+    let header: serde_json::Value = serde_json::from_str(replay.lines().next().unwrap()).unwrap();
+    assert_eq!(header["levels"].as_array().map(Vec::len), Some(1), "{header}");
+    http::verify_replay(GAOS, server.data_dir(), "run-reset-early", &replay);
+    let late = created.handle.reset(None).await.expect_err("a finalized session starts nothing");
+    assert!(matches!(late, SessionError::InvalidState { operation: "reset", state: HandleState::Finalized }), "{late}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_of_one_episode_or_a_run_that_advances_at_level_end_has_nothing_to_reset() {
+    let server = TestServer::start(GAOS);
+    let operator = SessionClient::new(&server.base_url, &server.operator_token).expect("operator");
+    for request in [
+        r#"{"game":"conformance/counter","participantId":"a","seed":2}"#,
+        r#"{"game":"conformance/counter","participantId":"a","seed":2,"run":{"levels":["default"]}}"#,
+    ] {
+        let created = RemoteSessionHandle::create(&operator, &json(request), &policy()).await.expect("create");
+        let before = created.handle.observe().await.expect("observe");
+        for seed in [None, Some(9)] {
+            let refused = created.handle.reset(seed).await.expect_err("nothing to reset");
+            assert_eq!(code_of(&refused), Some("reset_not_allowed"), "{request}: {refused}");
+            assert_eq!(refused.status(), Some(409));
+        }
+        assert_eq!(created.handle.observe().await.expect("observe").revision(), before.revision());
+    }
+    let bad = http::post(
+        &server.base_url,
+        "/v1/sessions",
+        Some(&server.operator_token),
+        &serde_json::json!({"game":"conformance/counter","run":{"levels":["default"],"advanceOn":"later"}}),
+    );
+    assert_eq!(bad.status, 400, "{}", bad.text());
+    assert!(bad.text().contains("advanceOn"), "{}", bad.text());
+}
