@@ -124,6 +124,8 @@ async fn reset_starts_the_next_level_once_and_only_when_the_run_allows_it() {
     assert_eq!(a.state(), HandleState::Terminal, "a refused reset changes nothing");
 
     // The reset starts level 1: the handle is active again, past the revision level 0 ended at.
+    let stream = http::SseReader::open(&server.base_url, &format!("/v1/sessions/{sid}/stream"), &a_token);
+    stream.wait_until_open(std::time::Duration::from_secs(10));
     let started = a.reset(None).await.expect("reset");
     assert_eq!(episode_index(&started), Some(1), "{:?}", started.episode());
     assert!(!started.is_done());
@@ -138,6 +140,21 @@ async fn reset_starts_the_next_level_once_and_only_when_the_run_allows_it() {
     assert_eq!(episode_index(&b_started), Some(1));
     assert_eq!(b_started.revision(), started.revision());
     assert_eq!(b.state(), HandleState::Active);
+    // The seat's stream got the new level's full snapshot when it started.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while stream.events().len() < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let (_, events) = stream.stop();
+    let views: Vec<serde_json::Value> = events
+        .iter()
+        .filter(|e| e.event == "delta")
+        .map(|e| serde_json::from_str::<serde_json::Value>(&e.data).expect("a delta"))
+        .filter(|d| d["origin"] == "snapshot")
+        .map(|d| d["body"]["view"].clone())
+        .collect();
+    assert_eq!(views.len(), 2, "the stream's first snapshot, then the new level's: {events:?}");
+    assert_ne!(views[0], views[1], "the second is level 1's start");
     // A reset sent without a revision now finds level 1 in play.
     assert_eq!(reset_over_http(&server, &sid, &a_token, "{}").json()["code"], "level_in_play");
 

@@ -289,6 +289,9 @@ impl SessionActor {
             self.episodes.advance(&self.kernel);
             self.kernel = next;
             self.transcript = TranscriptHash::of(&self.kernel);
+            // The level's start is no transition of its own: streams get its
+            // full snapshot now, not a patch against a state they never had.
+            self.publish_level_start();
             tracing::info!(session = %self.id, level = self.episodes.index, "the run advanced to its next level");
         }
     }

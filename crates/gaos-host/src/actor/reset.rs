@@ -117,7 +117,6 @@ impl SessionActor {
         self.episodes.reset = Some(mark);
         self.advance_episode_if_due();
         self.status = SessionStatus::Active;
-        self.publish_level_start();
         self.arm_timers();
         self.observe(Some(seat))
     }

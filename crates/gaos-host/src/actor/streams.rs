@@ -89,8 +89,8 @@ impl SessionActor {
         }
     }
 
-    /// A new level started without a transition of its own (a reset): each
-    /// seat's stream gets the level's full snapshot, spectators its frame.
+    /// A run's next level started (no transition of its own): each seat's
+    /// stream gets the level's full snapshot, spectators its frame.
     pub(super) fn publish_level_start(&self) {
         for (seat, tx) in &self.streams.seats {
             if tx.receiver_count() > 0
