@@ -224,3 +224,43 @@ async fn a_session_of_one_episode_or_a_run_that_advances_at_level_end_has_nothin
     assert_eq!(bad.status, 400, "{}", bad.text());
     assert!(bad.text().contains("advanceOn"), "{}", bad.text());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_receipts_of_a_run_digest_the_whole_run_and_survive_a_restart() {
+    let mut server = TestServer::start(GAOS);
+    let receipts = gaos_runner::SessionPolicy::from_value(&json(
+        r#"{"evaluation":{"kind":"none"},"durability":{"attachable":true},
+            "evidence":{"kind":"verification","attachReceipts":true},"publication":{"kind":"none"}}"#,
+    ))
+    .expect("policy");
+    let operator = SessionClient::new(&server.base_url, &server.operator_token).expect("operator");
+    let created = RemoteSessionHandle::create(&operator, &json(RUN), &receipts).await.expect("create");
+    let sid = created.session_id.clone();
+    let tokens = created.credentials.clone();
+    let attach = |base: String, request: &'static str| {
+        let client = SessionClient::new(&base, tokens.seat("b").expect("b's token")).expect("client");
+        let policy = receipts.clone();
+        let sid = sid.clone();
+        async move {
+            RemoteSessionHandle::attach(client, &sid, &AttachRequest::new(request), &policy).await.expect("attach b")
+        }
+    };
+    let b = attach(server.base_url.clone(), "b-level-0").await;
+    let at_level_0 = b.receipt().expect("a receipt");
+    play_level(&created.handle, &b).await;
+    created.handle.reset(None).await.expect("reset");
+    let b = attach(server.base_url.clone(), "b-level-1").await;
+    let at_level_1 = b.receipt().expect("a receipt");
+    assert!(at_level_1.revision > at_level_0.revision);
+    // Level 1 has not moved yet, but the run has: the digest covers level 0 too.
+    assert_ne!(at_level_1.transcript_digest, at_level_0.transcript_digest);
+
+    server.restart();
+    let b = attach(server.base_url.clone(), "b-after-restart").await;
+    let after = b.receipt().expect("a receipt");
+    assert_eq!(after.revision, at_level_1.revision);
+    assert_eq!(after.transcript_digest, at_level_1.transcript_digest, "a restarted host digests the same run");
+    assert_eq!(after.sequence, 2);
+    let chain = gaos_runner::receipts::verify_typed_receipt_chain(&[at_level_0, at_level_1, after]);
+    assert!(chain.valid, "{:?}", chain.problems);
+}

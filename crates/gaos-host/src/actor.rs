@@ -186,7 +186,7 @@ impl SessionActor {
             id: config.session_id.clone(),
             transcript: match &restored_from {
                 Some(from) => TranscriptHash::resume(from.transcript_digest, from.events as usize, &kernel),
-                None => TranscriptHash::of(&kernel),
+                None => TranscriptHash::of_levels(&episodes.finished, &kernel),
             },
             digest_key,
             host_key,

@@ -29,7 +29,6 @@ use gaos_kernel::replay::{RunFinalizeOptions, finalize_run_replay};
 use gaos_kernel::{CommandSubmission, DynReducer, EventBody, Game, SessionEvent, SessionKernel};
 
 use super::SessionActor;
-use super::lane::TranscriptHash;
 use crate::config::SessionConfig;
 use crate::envelope::{self, EpisodeMark, Finalization};
 use crate::error::HostError;
@@ -67,7 +66,7 @@ pub(crate) struct Episodes {
     /// Added to the live kernel's cursor to give the envelope revision.
     revision_base: u64,
     /// The transcripts of the levels already played, in order.
-    finished: Vec<SessionTranscript>,
+    pub(super) finished: Vec<SessionTranscript>,
     /// The last reset a seat made (runs that advance on reset).
     pub(super) reset: Option<ResetMark>,
 }
@@ -288,7 +287,7 @@ impl SessionActor {
             };
             self.episodes.advance(&self.kernel);
             self.kernel = next;
-            self.transcript = TranscriptHash::of(&self.kernel);
+            self.transcript = self.transcript.next_level(&self.kernel);
             // The level's start is no transition of its own: streams get its
             // full snapshot now, not a patch against a state they never had.
             self.publish_level_start();

@@ -3,6 +3,7 @@
 //! published; a persistence failure aborts it. Stored answers ride in the
 //! same batch as the transition they answer.
 
+use gaos_kernel::event::SessionTranscript;
 use gaos_kernel::{AnyState, Cadence, DynReducer, ObservationDelta, Prepared, SessionKernel};
 use sha2::{Digest, Sha256};
 
@@ -27,24 +28,38 @@ pub(super) struct TranscriptHash {
 }
 
 impl TranscriptHash {
-    /// The hash of the events `kernel` starts from (all persisted).
-    pub(super) fn of(kernel: &SessionKernel<DynReducer>) -> Self {
-        let mut transcript = TranscriptHash { digest: [0; 32], persisted: 0 };
-        for event in kernel.events().iter() {
-            transcript.append(event.canonical().as_bytes());
-        }
-        transcript
-    }
-
     /// The hash of a session restored from a checkpoint: it continues from
     /// the digest stored with the checkpoint (`persisted` events by then),
     /// then chains the tail the kernel replayed.
     pub(super) fn resume(digest: [u8; 32], persisted: usize, kernel: &SessionKernel<DynReducer>) -> Self {
-        let mut transcript = TranscriptHash { digest, persisted };
-        for event in kernel.events().iter() {
+        TranscriptHash { digest, persisted }.resume_level(kernel)
+    }
+
+    /// The hash of the events a session starts from (all persisted): a
+    /// run's finished levels' events in order, then the live level's (a
+    /// session that is not a run has no finished level). A receipt's
+    /// transcript digest thus covers the whole run, as the run replay does.
+    pub(super) fn of_levels(finished: &[SessionTranscript], kernel: &SessionKernel<DynReducer>) -> Self {
+        let mut transcript = TranscriptHash { digest: [0; 32], persisted: 0 };
+        for event in finished.iter().flat_map(|level| level.events.iter()) {
             transcript.append(event.canonical().as_bytes());
         }
-        transcript
+        transcript.persisted = 0;
+        transcript.resume_level(kernel)
+    }
+
+    /// The hash going on into the next level of a run (`kernel`, freshly
+    /// started or rehydrated): the chain continues, the count of persisted
+    /// events is the level's own.
+    pub(super) fn next_level(&self, kernel: &SessionKernel<DynReducer>) -> Self {
+        TranscriptHash { digest: self.digest, persisted: 0 }.resume_level(kernel)
+    }
+
+    fn resume_level(mut self, kernel: &SessionKernel<DynReducer>) -> Self {
+        for event in kernel.events().iter() {
+            self.append(event.canonical().as_bytes());
+        }
+        self
     }
 
     /// How many events are persisted.
