@@ -104,4 +104,9 @@ fn an_official_benchmark_on_gaos_serve_has_host_scores_equal_to_the_orchestrator
     let unplanned = json!({"game": "gaos/maze", "levelId": "tiny", "seed": 4, "policy": policy});
     let refused = post(server.base_url(), "/v1/sessions", Some(server.operator_token()), &unplanned);
     assert_eq!((refused.status, refused.code().as_deref()), (422, Some("not_planned")), "{}", refused.text());
+    // A multi-level run is no planned episode, even of planned levels and seed.
+    let run = json!({"game": "gaos/maze", "seed": 2, "policy": policy, "run": {"levels": ["tiny", "small"]}});
+    let refused = post(server.base_url(), "/v1/sessions", Some(server.operator_token()), &run);
+    assert_eq!((refused.status, refused.code().as_deref()), (422, Some("not_planned")), "{}", refused.text());
+    assert!(refused.text().contains("multi-level run"), "{}", refused.text());
 }

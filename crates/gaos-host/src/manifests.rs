@@ -76,6 +76,14 @@ pub(crate) fn bound_manifest(
     game: &Arc<dyn Game>,
 ) -> Result<Option<Value>, HostError> {
     let Some(manifest) = bind_manifest(&config.policy(), inline, &options.manifests)? else { return Ok(None) };
+    if config.run.is_some() {
+        // A manifest plans episodes of one task level at one seed; a run's
+        // levels are no such episode, so no official score could be bound.
+        return Err(unprocessable(
+            "not_planned",
+            "a multi-level run is no episode a benchmark manifest plans (one task level at one planned seed):              create one session per planned episode, as `gaos bench run` does, or play the run under practice              evaluation",
+        ));
+    }
     check_planned(&manifest, &options.registry, game, &config.level_id, &config.level, config.seed)?;
     Ok(Some(manifest.value().clone()))
 }
