@@ -10,7 +10,7 @@ mod run_support;
 
 use gaos_client::SessionClient;
 use gaos_client::handle::RemoteSessionHandle;
-use gaos_json::obj;
+use gaos_json::{Value, obj};
 use gaos_runner::{
     AgentDriver, AttachRequest, BoxFuture, Decision, DriverContext, DriverError, FinalizeMode, FinalizeRequest,
     HandleState, RunOptions, RunPolicy, SessionError, SessionHandle, run_session,
@@ -119,6 +119,8 @@ async fn reset_starts_the_next_level_once_and_only_when_the_run_allows_it() {
     assert_eq!(episode_index(&ended), Some(0));
     assert!(ended.is_done(), "level 0 is over");
     assert_eq!(a.state(), HandleState::Terminal);
+    let mark = ended.episode().expect("an episode").value;
+    assert_eq!(mark.get("awaitingReset").and_then(Value::as_bool), Some(true), "{mark:?}");
     let refused = a.reset(Some(5)).await.expect_err("a seed is never taken");
     assert_eq!(code_of(&refused), Some("reset_seed_fixed"), "{refused}");
     assert_eq!(a.state(), HandleState::Terminal, "a refused reset changes nothing");
@@ -131,6 +133,7 @@ async fn reset_starts_the_next_level_once_and_only_when_the_run_allows_it() {
     assert!(!started.is_done());
     assert!(started.revision() > ended.revision());
     assert_eq!(a.state(), HandleState::Active);
+    assert!(started.episode().expect("an episode").value.get("awaitingReset").is_none(), "level 1 plays");
     // An exact retry (the revision the level ended at) starts no second level.
     let retry = reset_over_http(&server, &sid, &a_token, &format!(r#"{{"revision":{}}}"#, ended.revision()));
     assert_eq!(retry.status, 200, "{}", retry.text());

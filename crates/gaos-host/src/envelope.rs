@@ -34,12 +34,16 @@ pub struct EpisodeMark {
     pub id: String,
     pub index: u64,
     pub level_id: Option<String>,
+    /// The level ended and a reset starts the next one (a run that
+    /// advances on reset): `"awaitingReset": true`, so an agent or a page
+    /// knows to offer it.
+    pub awaiting_reset: bool,
 }
 
 impl EpisodeMark {
     /// The one episode of a session that is not a run.
     pub fn single(session_id: &str) -> Self {
-        EpisodeMark { id: session_id.to_owned(), index: 0, level_id: None }
+        EpisodeMark { id: session_id.to_owned(), index: 0, level_id: None, awaiting_reset: false }
     }
 }
 
@@ -51,6 +55,9 @@ pub fn base_extensions(episode_mark: &EpisodeMark, finalization: &Finalization) 
     episode.insert("index".into(), episode_mark.index.into());
     if let Some(level_id) = &episode_mark.level_id {
         episode.insert("levelId".into(), level_id.clone().into());
+    }
+    if episode_mark.awaiting_reset {
+        episode.insert("awaitingReset".into(), true.into());
     }
     ext.insert(EXT_EPISODE.into(), Value::Object(episode));
     match finalization {

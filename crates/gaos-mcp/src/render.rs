@@ -149,7 +149,26 @@ pub fn observation_json(observation: &Observation, seat: &str, state: HandleStat
     out.insert("view".into(), view);
     out.insert("handle".into(), state.as_str().into());
     out.insert("finalization".into(), observation.finalization_status().map_or(Value::Null, Value::from));
+    out.insert("awaitingReset".into(), awaits_reset(observation).into());
     out
+}
+
+/// The envelope says the run waits for a reset to start its next level
+/// (`gaos.session.episode.awaitingReset`).
+pub fn awaits_reset(observation: &Observation) -> bool {
+    observation
+        .extensions()
+        .and_then(|e| e.get("gaos.session.episode"))
+        .and_then(|e| e.get("awaitingReset"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+fn level_over_text(level: u64, outcome: Option<String>) -> String {
+    format!(
+        "Level {level} of the run is over.{} Call reset to start the next level, or finalize to end the run here.",
+        outcome.unwrap_or_default()
+    )
 }
 
 /// The seat's observation as text a model reads at a glance.
@@ -174,12 +193,17 @@ pub fn observation_text(observation: &Observation, seat: &str, state: HandleStat
         Turn::Waiting { seats, submitted: false } => format!("Waiting for {} to move.", seats_text(&seats)),
         Turn::Over => {
             let outcome = tick.get("outcome").map(|o| format!(" Outcome: {}.", compact(o, FIELD_TEXT_LIMIT)));
-            let next = if state == HandleState::Finalized {
-                " This seat finalized the session; call replay for the record."
+            if awaits_reset(observation) && state != HandleState::Finalized {
+                let level = observation.episode().and_then(|e| e.index).unwrap_or(0);
+                level_over_text(level, outcome)
             } else {
-                " Call finalize to fix the result, then replay."
-            };
-            format!("The game is over.{}{next}", outcome.unwrap_or_default())
+                let next = if state == HandleState::Finalized {
+                    " This seat finalized the session; call replay for the record."
+                } else {
+                    " Call finalize to fix the result, then replay."
+                };
+                format!("The game is over.{}{next}", outcome.unwrap_or_default())
+            }
         }
     });
     let mut fields = Vec::new();

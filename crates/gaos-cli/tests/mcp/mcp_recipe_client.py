@@ -165,6 +165,8 @@ async def play_run(stack, transport):
     await alice.refused("reset", {}, "level_in_play")
     await alice.play_first_legal()
     await bob.play_first_legal()
+    text, seen = await alice.ok("observe", {})
+    check(seen.get("awaitingReset") is True and "Call reset" in text, f"an ended level offers reset: {text} {seen}")
     await alice.refused("reset", {"seed": 3}, "reset_seed_fixed")
     text, _ = await alice.ok("reset", {})
     check("level 1" in text, f"reset names the level it started: {text}")
@@ -172,6 +174,8 @@ async def play_run(stack, transport):
         _, seen = await seat.ok("observe", {})
         check(seen["turn"] == "yours", f"{seat.name} plays the new level: {seen}")
         await seat.play_first_legal()
+    _, seen = await bob.ok("observe", {})
+    check(seen.get("awaitingReset") is False, f"the last level offers no reset: {seen}")
     await bob.refused("reset", {}, "run_over")
     await alice.ok("finalize", {})
 

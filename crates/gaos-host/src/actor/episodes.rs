@@ -196,7 +196,10 @@ impl SessionActor {
 
     /// `gaos.session.episode` of the live level.
     pub(super) fn episode_mark(&self) -> EpisodeMark {
-        self.mark_of(self.episodes.index)
+        let mut mark = self.mark_of(self.episodes.index);
+        mark.awaiting_reset = self.config.run.as_ref().is_some_and(|run| run.advance_on == AdvanceOn::Reset)
+            && self.next_level_available().is_ok();
+        mark
     }
 
     fn mark_of(&self, index: usize) -> EpisodeMark {
@@ -206,6 +209,7 @@ impl SessionActor {
                 id: format!("{}:level-{index}", self.id),
                 index: index as u64,
                 level_id: Some(run.levels[index].id.clone()),
+                awaiting_reset: false,
             },
         }
     }
