@@ -468,3 +468,31 @@ fn a_seat_can_enter_its_token_and_name_in_the_form_and_errors_end_nothing() {
     let board = tick(&server, &id, x)["tick"]["board"].clone();
     assert_eq!(board, json!("....x...."), "the click reached the host");
 }
+
+#[test]
+fn the_play_page_starts_the_next_level_of_a_run_that_advances_on_reset() {
+    let server = server();
+    let one_round = json!({"rounds": 1});
+    let body = json!({"game": "conformance/counter", "seed": 3, "run": {
+        "levels": [{"levelId": "first", "level": one_round}, {"levelId": "second", "level": one_round}],
+        "advancePolicy": "play-all-levels", "advanceOn": "reset"}});
+    let answer = post(server.base_url(), "/v1/sessions", Some(server.operator_token()), &body);
+    assert!(answer.is_success(), "create: {}", answer.text());
+    let answer = answer.json();
+    let id = answer["sessionId"].as_str().unwrap().to_owned();
+    let seats = answer["extensions"]["gaos.host.credentials"]["seats"].clone();
+    let (a, b) = (seats["a"].as_str().unwrap(), seats["b"].as_str().unwrap());
+    let browser = Browser::start();
+    browser.goto(&format!("{}/sessions/{id}/play#token={a}&seat=a", server.base_url()));
+    browser.wait_for("button.action", WAIT);
+    act(&server, &tick(&server, &id, b), "b", b, json!({"n": 1}), 0);
+    browser.click(&browser.find_all("button.action").into_iter().next().expect("a move"));
+    // The level ended: the page offers the next one, and a press starts it.
+    let next = browser.wait_for("#next-level", WAIT);
+    assert_eq!(tick(&server, &id, a)["extensions"]["gaos.session.episode"]["index"], json!(0));
+    browser.click(&next);
+    browser.wait_until("document.querySelector('button.action:not([disabled])') !== null", WAIT);
+    let live = tick(&server, &id, a);
+    assert_eq!(live["extensions"]["gaos.session.episode"]["index"], json!(1), "{live}");
+    assert!(browser.find("#next-level").is_none(), "level 1 is being played");
+}

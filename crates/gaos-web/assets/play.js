@@ -106,10 +106,15 @@ function show(next) {
       h("button", { type: "button", class: "action", "data-index": i, disabled: mine || over || busy, "aria-keyshortcuts": i < 9 ? String(i + 1) : null, onclick: () => send(action) },
         i < 9 ? h("kbd", { "aria-hidden": "true" }, String(i + 1)) : null, actionLabel(action, view))),
   );
-  if (!legal.length) actions.append(h("p", { class: "muted" }, over ? "The game is over." : mine ? "Your move is in; waiting for the others." : "No listed moves: use the JSON editor."));
+  const awaitingReset = Boolean(next.extensions?.["gaos.session.episode"]?.awaitingReset);
+  if (!legal.length) actions.append(h("p", { class: "muted" }, awaitingReset ? "This level is over." : over ? "The game is over." : mine ? "Your move is in; waiting for the others." : "No listed moves: use the JSON editor."));
+  // A run that advances on reset waits at an ended level for any seat to
+  // start the next one (or to finalize instead).
+  if (awaitingReset) actions.append(h("button", { type: "button", id: "next-level", disabled: busy, onclick: () => nextLevel() }, "Start the next level"));
   editorBox.open = !legal.length && !over;
-  // A finished game sends nothing more to this seat: stop listening.
-  if (over && stream) {
+  // A finished game sends nothing more to this seat: stop listening (a
+  // run waiting for a reset may still go on, when another seat resets).
+  if (over && !awaitingReset && stream) {
     stream.close();
     stream = null;
   }
@@ -121,6 +126,23 @@ async function send(command) {
   busy = true;
   try {
     const answer = await api(sessionPath(id, "/actions"), { token, method: "POST", body: submission(envelope, seat, command) });
+    showError(null);
+    busy = false;
+    show(answer);
+  } catch (e) {
+    busy = false;
+    showError(e);
+    await refresh();
+  }
+}
+
+async function nextLevel() {
+  if (!envelope || busy) return;
+  busy = true;
+  try {
+    // The revision the level ended at: a second press, or another seat's
+    // reset first, is answered with the level already started.
+    const answer = await api(sessionPath(id, "/reset"), { token, method: "POST", body: { revision: envelope.revision } });
     showError(null);
     busy = false;
     show(answer);
