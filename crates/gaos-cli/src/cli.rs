@@ -21,46 +21,7 @@ pub(crate) struct Cli {
 #[derive(Subcommand)]
 pub(crate) enum Command {
     /// Run the durable authoritative host (embedded SQLite by default).
-    Serve {
-        /// Data directory for the embedded database and operator token.
-        #[arg(long, default_value = "./gaos-data")]
-        data: PathBuf,
-        /// Address to listen on.
-        #[arg(long, default_value = "127.0.0.1:8899")]
-        listen: String,
-        /// Shortest controller lease a create or attach may ask for (ms).
-        #[arg(long, default_value_t = 1_000)]
-        lease_min_ms: u64,
-        /// Longest controller lease (ms); also the default, clamped to the bounds.
-        #[arg(long, default_value_t = 300_000)]
-        lease_max_ms: u64,
-        /// Testing only: let the operator move the host clock forward
-        /// (POST /v1/admin/clock). Never use in production.
-        #[arg(long, hide = true)]
-        test_clock: bool,
-        #[command(flatten)]
-        limits: serve_cmd::LimitArgs,
-        /// Also serve the game module FILE.mjs (repeatable); a module with
-        /// the id of a built-in game replaces it.
-        #[arg(long = "game", value_name = "FILE")]
-        game_modules: Vec<PathBuf>,
-        /// Also serve every game module (*.mjs, *.js) directly in DIR (repeatable).
-        #[arg(long = "games", value_name = "DIR")]
-        game_dirs: Vec<PathBuf>,
-        #[command(flatten)]
-        module_limits: modules::ModuleLimitArgs,
-        /// Serve the benchmark runs in DIR (output directories of `gaos
-        /// bench run`) at /bench/: each run's report, its episodes opening
-        /// in the replay viewer. Read-only, and open to anyone who reaches
-        /// the host (page links carry no token).
-        #[arg(long, value_name = "DIR")]
-        bench_reports: Option<PathBuf>,
-        /// Hold the benchmark manifest FILE (repeatable): an official
-        /// evaluation whose policy names its digest is bound to it, also
-        /// when the create request does not carry the manifest.
-        #[arg(long = "manifest", value_name = "FILE")]
-        manifests: Vec<PathBuf>,
-    },
+    Serve(serve_cmd::ServeArgs),
     /// Conformance-pack tools.
     Conformance {
         #[command(subcommand)]
@@ -136,37 +97,7 @@ pub(crate) enum ConformanceCommand {
 /// Run one parsed command with the games of `registry`.
 pub(crate) fn dispatch(command: Command, registry: &GameRegistry) -> ExitCode {
     match command {
-        Command::Serve {
-            data,
-            listen,
-            lease_min_ms,
-            lease_max_ms,
-            test_clock,
-            limits,
-            game_modules,
-            game_dirs,
-            module_limits,
-            bench_reports,
-            manifests,
-        } => match modules::with_modules(registry, &game_modules, &game_dirs, &module_limits) {
-            Ok(registry) => serve_cmd::run(
-                &registry,
-                serve_cmd::ServeSettings {
-                    data,
-                    listen,
-                    lease_min_ms,
-                    lease_max_ms,
-                    test_clock,
-                    limits,
-                    manifests,
-                    bench_reports,
-                },
-            ),
-            Err(e) => {
-                eprintln!("gaos serve: {e}");
-                ExitCode::from(2)
-            }
-        },
+        Command::Serve(args) => serve_cmd::run(registry, args),
         Command::Conformance { command: ConformanceCommand::Run { script, out, game_modules, module_limits } } => {
             let registry = match modules::with_modules(registry, &game_modules, &[], &module_limits) {
                 Ok(registry) => registry,

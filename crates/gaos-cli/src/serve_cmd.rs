@@ -98,23 +98,46 @@ impl LimitArgs {
     }
 }
 
-/// What `gaos serve` was asked for.
-pub struct ServeSettings {
-    /// `--data`.
+/// `gaos serve`'s flags.
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// Data directory for the embedded database and operator token.
+    #[arg(long, default_value = "./gaos-data")]
     pub data: PathBuf,
-    /// `--listen`.
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8899")]
     pub listen: String,
-    /// `--lease-min-ms`.
+    /// Shortest controller lease a create or attach may ask for (ms).
+    #[arg(long, default_value_t = 1_000)]
     pub lease_min_ms: u64,
-    /// `--lease-max-ms`.
+    /// Longest controller lease (ms); also the default, clamped to the bounds.
+    #[arg(long, default_value_t = 300_000)]
     pub lease_max_ms: u64,
-    /// `--test-clock`.
+    /// Testing only: let the operator move the host clock forward
+    /// (POST /v1/admin/clock). Never use in production.
+    #[arg(long, hide = true)]
     pub test_clock: bool,
-    /// The connection bounds.
+    #[command(flatten)]
     pub limits: LimitArgs,
-    /// `--bench-reports`: benchmark run directories served at /bench/.
+    /// Also serve the game module FILE.mjs (repeatable); a module with
+    /// the id of a built-in game replaces it.
+    #[arg(long = "game", value_name = "FILE")]
+    pub game_modules: Vec<PathBuf>,
+    /// Also serve every game module (*.mjs, *.js) directly in DIR (repeatable).
+    #[arg(long = "games", value_name = "DIR")]
+    pub game_dirs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub module_limits: crate::modules::ModuleLimitArgs,
+    /// Serve the benchmark runs in DIR (output directories of `gaos
+    /// bench run`) at /bench/: each run's report, its episodes opening
+    /// in the replay viewer. Read-only, and open to anyone who reaches
+    /// the host (page links carry no token).
+    #[arg(long, value_name = "DIR")]
     pub bench_reports: Option<PathBuf>,
-    /// `--manifest FILE` (repeatable).
+    /// Hold the benchmark manifest FILE (repeatable): an official
+    /// evaluation whose policy names its digest is bound to it, also
+    /// when the create request does not carry the manifest.
+    #[arg(long = "manifest", value_name = "FILE")]
     pub manifests: Vec<PathBuf>,
 }
 
@@ -132,10 +155,30 @@ fn read_manifests(files: &[PathBuf]) -> Result<gaos_host::manifests::ManifestReg
     Ok(registry)
 }
 
-/// Run the host until SIGINT or SIGTERM.
-pub fn run(registry: &GameRegistry, settings: ServeSettings) -> ExitCode {
-    let ServeSettings { data, listen, lease_min_ms, lease_max_ms, test_clock, limits, manifests, bench_reports } =
-        settings;
+/// Run the host until SIGINT or SIGTERM, with the game modules the flags
+/// name added to `registry`.
+pub fn run(registry: &GameRegistry, args: ServeArgs) -> ExitCode {
+    let ServeArgs {
+        data,
+        listen,
+        lease_min_ms,
+        lease_max_ms,
+        test_clock,
+        limits,
+        game_modules,
+        game_dirs,
+        module_limits,
+        bench_reports,
+        manifests,
+    } = args;
+    let registry = match crate::modules::with_modules(registry, &game_modules, &game_dirs, &module_limits) {
+        Ok(registry) => registry,
+        Err(e) => {
+            eprintln!("gaos serve: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let registry = &registry;
     init_logging();
     let manifests = match read_manifests(&manifests) {
         Ok(manifests) => manifests,
