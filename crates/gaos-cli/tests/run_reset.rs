@@ -17,7 +17,7 @@ use gaos_runner::{
 };
 use gaos_testkit::http;
 use gaos_testkit::server::TestServer;
-use run_support::{json, policy};
+use run_support::{create_with_b, json, policy};
 
 const GAOS: &str = env!("CARGO_BIN_EXE_gaos");
 
@@ -64,17 +64,6 @@ fn episode_index(observation: &gaos_runner::Observation) -> Option<u64> {
     observation.episode().and_then(|e| e.index)
 }
 
-async fn attach_b(created: &gaos_client::handle::RemoteCreated, request: &str) -> RemoteSessionHandle {
-    RemoteSessionHandle::attach(
-        created.seat_client("b").expect("b"),
-        &created.session_id,
-        &AttachRequest::new(request),
-        &policy(),
-    )
-    .await
-    .expect("attach b")
-}
-
 fn reset_over_http(server: &TestServer, session_id: &str, token: &str, body: &str) -> http::Response {
     http::post(
         &server.base_url,
@@ -88,10 +77,9 @@ fn reset_over_http(server: &TestServer, session_id: &str, token: &str, body: &st
 async fn reset_starts_the_next_level_once_and_only_when_the_run_allows_it() {
     let mut server = TestServer::start(GAOS);
     let operator = SessionClient::new(&server.base_url, &server.operator_token).expect("operator");
-    let created = RemoteSessionHandle::create(&operator, &json(RUN), &policy()).await.expect("create");
+    let (created, b) = create_with_b(&operator, &json(RUN), &policy()).await;
     let sid = created.session_id.clone();
     let a_token = created.credentials.seat("a").expect("a's token").to_owned();
-    let b = attach_b(&created, "attach-b").await;
     let a = &created.handle;
 
     // While level 0 plays: refused, nothing changes.
@@ -189,8 +177,7 @@ async fn reset_starts_the_next_level_once_and_only_when_the_run_allows_it() {
 async fn finalizing_instead_of_resetting_ends_the_run_after_the_levels_played() {
     let server = TestServer::start(GAOS);
     let operator = SessionClient::new(&server.base_url, &server.operator_token).expect("operator");
-    let created = RemoteSessionHandle::create(&operator, &json(RUN), &policy()).await.expect("create");
-    let b = attach_b(&created, "attach-b").await;
+    let (created, b) = create_with_b(&operator, &json(RUN), &policy()).await;
     play_level(&created.handle, &b).await;
     let result = created.handle.finalize(FinalizeRequest::default()).await.expect("finalize after level 0");
     let replay = result.replay_text().expect("replay").to_owned();

@@ -19,7 +19,7 @@ use gaos_runner::{
 };
 use gaos_testkit::http;
 use gaos_testkit::server::TestServer;
-use run_support::{json, policy};
+use run_support::{create_with_b, json, policy};
 
 const GAOS: &str = env!("CARGO_BIN_EXE_gaos");
 
@@ -109,15 +109,7 @@ fn check_run_replay(replay: &str, server: &TestServer, name: &str) {
 async fn a_run_advances_level_by_level_and_fresh_per_episode_resets_only_at_transitions() {
     let server = TestServer::start(GAOS);
     let operator = SessionClient::new(&server.base_url, &server.operator_token).expect("operator");
-    let created = RemoteSessionHandle::create(&operator, &json(RUN), &policy()).await.expect("create");
-    let b = RemoteSessionHandle::attach(
-        created.seat_client("b").expect("b"),
-        &created.session_id,
-        &AttachRequest::new("attach-b"),
-        &policy(),
-    )
-    .await
-    .expect("attach b");
+    let (created, b) = create_with_b(&operator, &json(RUN), &policy()).await;
 
     let resets_at = Arc::new(Mutex::new(Vec::new()));
     let mut agent = Counting { decisions: 0, resets_at: Arc::clone(&resets_at) };
@@ -164,16 +156,8 @@ async fn a_run_advances_level_by_level_and_fresh_per_episode_resets_only_at_tran
 async fn a_restart_mid_run_resumes_at_the_level_the_run_reached() {
     let mut server = TestServer::start(GAOS);
     let operator = SessionClient::new(&server.base_url, &server.operator_token).expect("operator");
-    let created = RemoteSessionHandle::create(&operator, &json(RUN), &policy()).await.expect("create");
+    let (created, b) = create_with_b(&operator, &json(RUN), &policy()).await;
     let sid = created.session_id.clone();
-    let b = RemoteSessionHandle::attach(
-        created.seat_client("b").expect("b"),
-        &sid,
-        &AttachRequest::new("attach-b"),
-        &policy(),
-    )
-    .await
-    .expect("attach b");
     // Level 0 (two rounds) and the first round of level 1.
     let caller = || RunPolicy { finalize: FinalizeMode::Caller, ..RunPolicy::default() };
     let (mut da, mut db) = (Counting::default(), Counting::default());
@@ -223,15 +207,7 @@ async fn win_to_advance_ends_the_run_at_a_level_that_was_not_won() {
         r#"{"game":"conformance/counter","participantId":"a","seed":7,
             "run":{"levels":[{"levelId":"two","level":{"rounds":2}},{"levelId":"one","level":{"rounds":1}}]}}"#,
     );
-    let created = RemoteSessionHandle::create(&operator, &request, &policy()).await.expect("create");
-    let b = RemoteSessionHandle::attach(
-        created.seat_client("b").expect("b"),
-        &created.session_id,
-        &AttachRequest::new("attach-b"),
-        &policy(),
-    )
-    .await
-    .expect("attach b");
+    let (created, b) = create_with_b(&operator, &request, &policy()).await;
     let caller = RunPolicy { finalize: FinalizeMode::Caller, ..RunPolicy::default() };
     let (mut da, mut db) = (Counting::default(), Counting::default());
     let (ra, rb) = tokio::join!(
