@@ -121,11 +121,17 @@ function show(next) {
   if (!editor.value && legal.length) editor.value = JSON.stringify(legal[0]);
 }
 
-async function send(command) {
+function send(command) {
+  if (envelope) post("/actions", submission(envelope, seat, command));
+}
+
+// One write of the seat's; its answer is the envelope to show. A refusal
+// is shown in words and the view fetched again.
+async function post(route, body) {
   if (!envelope || busy) return;
   busy = true;
   try {
-    const answer = await api(sessionPath(id, "/actions"), { token, method: "POST", body: submission(envelope, seat, command) });
+    const answer = await api(sessionPath(id, route), { token, method: "POST", body });
     showError(null);
     busy = false;
     show(answer);
@@ -136,21 +142,10 @@ async function send(command) {
   }
 }
 
-async function nextLevel() {
-  if (!envelope || busy) return;
-  busy = true;
-  try {
-    // The revision the level ended at: a second press, or another seat's
-    // reset first, is answered with the level already started.
-    const answer = await api(sessionPath(id, "/reset"), { token, method: "POST", body: { revision: envelope.revision } });
-    showError(null);
-    busy = false;
-    show(answer);
-  } catch (e) {
-    busy = false;
-    showError(e);
-    await refresh();
-  }
+function nextLevel() {
+  // The revision the level ended at: a second press, or another seat's
+  // reset first, is answered with the level already started.
+  if (envelope) post("/reset", { revision: envelope.revision });
 }
 
 function submitText() {
