@@ -1,4 +1,5 @@
-//! The RFC-018 §12 release gates of the session handle, written once and run
+//! The RFC-018 §12 release gates of the session handle (and the handle's
+//! other lifecycle operations, such as a run's reset), written once and run
 //! over every transport: in process (`crates/gaos-host/tests/session_handle.rs`)
 //! and over HTTP against a real `gaos serve`
 //! (`crates/gaos-cli/tests/session_handle_remote.rs`).
@@ -13,6 +14,7 @@
 
 mod attach;
 mod drivers;
+mod episodes;
 mod evaluation;
 mod finalize;
 mod options;
@@ -35,6 +37,7 @@ pub use attach::{
     g4_exact_attach_retries_are_idempotent_and_receipt_chains_verify,
     g9_closing_a_handle_never_touches_authoritative_state,
 };
+pub use episodes::reset_starts_the_next_level_of_a_run_that_advances_on_reset;
 pub use evaluation::{
     finalize_refuses_what_the_policy_or_coverage_forbids_and_practice_is_not_publishable,
     official_finalize_returns_the_manifest_bound_score_and_verification_facts,
@@ -163,6 +166,7 @@ macro_rules! handle_gate_tests {
             act_and_observe_options_name_the_submission_and_bound_the_call,
             official_finalize_returns_the_manifest_bound_score_and_verification_facts,
             finalize_refuses_what_the_policy_or_coverage_forbids_and_practice_is_not_publishable,
+            reset_starts_the_next_level_of_a_run_that_advances_on_reset,
         );
     };
     (@each $start:path; $($gate:ident),* $(,)?) => {
