@@ -283,3 +283,25 @@ fn a_run_replay_carries_the_chain_across_levels() {
     assert_eq!(code, Some(1), "{report}");
     assert!(problems(&report).contains("receipt 2: revision 5 is above the replay's final revision 4"), "{report}");
 }
+
+#[test]
+fn unlinked_receipts_are_carried_with_their_mode_and_verify() {
+    let server = TestServer::start(GAOS);
+    let (base, op) = (&server.base_url, &server.operator_token);
+    let dir = TempDir::new("gaos-receipts-unlinked");
+    let create = json!({"game": "conformance/counter", "receipts": "unlinked", "policy": receipts_policy()});
+    let session = create_session(base, op, &create);
+    let first = attach_with_receipt(base, op, &session, "a", "attach-a", 0, None);
+    let second = attach_with_receipt(base, op, &session, "b", "attach-b", 1, None);
+    play_to_end(&server, &session, "all");
+
+    let replay = finalized_replay(&server, dir.path(), &session, "unlinked");
+    let header = header_of(&replay);
+    assert_eq!(header["extensions"][EXT], json!({"mode": "unlinked", "receipts": [first, second]}));
+    // Read as chained, the same receipts lack their links.
+    let mut relabelled = header.clone();
+    relabelled["extensions"][EXT]["mode"] = json!("chained");
+    let (code, report) = verify(dir.path(), "relabelled", &with_header(&replay, &relabelled));
+    assert_eq!(code, Some(1), "{report}");
+    assert!(problems(&report).contains("receipt 1: previousReceiptDigest None does not link"), "{report}");
+}
