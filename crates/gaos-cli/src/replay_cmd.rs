@@ -1,6 +1,9 @@
 //! `gaos replay verify` and `gaos replay inspect`: check `gaos.replay` files
 //! against the command's games, or with a verifier adapter (`--adapter`).
 //!
+//! Both run the session layer's verifier (`verify_session_replay`): the
+//! kernel's re-simulation, then the attach receipts a header may carry.
+//!
 //! `verify` checks many files in parallel on a rayon pool of `--jobs`
 //! threads and prints one result per file, in argument order. Exit status:
 //! 0 all accepted, 1 any malformed or rejected, 2 usage or IO error, 3 some
@@ -15,10 +18,11 @@ use gaos_games::GameRegistry;
 use gaos_json::{Map, Value, canonical_json};
 use gaos_kernel::replay::{
     GameResolver, LevelContext, RecordBody, ReplaySource, ReplayView, Verdict, VerifyOptions, VerifyReport,
-    read_replay_bytes, verify_replay,
+    read_replay_bytes,
 };
 use gaos_kernel::{Game, GameRef};
 use gaos_module::{ReplayAdapter, load_replay_adapter};
+use gaos_runner::replay_receipts::verify_session_replay;
 use rayon::prelude::*;
 
 /// `gaos replay ...`.
@@ -26,6 +30,8 @@ use rayon::prelude::*;
 pub enum ReplayCommand {
     /// Verify replay files: structure, then re-simulation with the known games (built in, or --adapter modules).
     #[command(after_help = "Verdicts: accepted-unsigned, unverifiable (game unknown), rejected, malformed.\n\
+        Attach receipts in the header (extensions[\"gaos.session.attach\"]) must verify as the session's chain; \
+        a replay without them is accepted too.\n\
         Exit status: 0 all accepted, 1 any malformed or rejected, 2 usage or IO error, 3 some only unverifiable.")]
     Verify {
         /// Replay files (`*.gaos-replay.jsonl`).
@@ -150,7 +156,9 @@ fn verify(resolve: &Resolver<'_>, files: &[PathBuf], json: bool, strict: bool, j
         files
             .par_iter()
             .map(|path| match std::fs::read(path) {
-                Ok(bytes) => FileOutcome::Checked(verify_replay(ReplaySource::Bytes(&bytes), resolve, &options)),
+                Ok(bytes) => {
+                    FileOutcome::Checked(verify_session_replay(ReplaySource::Bytes(&bytes), resolve, &options))
+                }
                 Err(e) => FileOutcome::Io(format!("cannot read {}: {e}", path.display())),
             })
             .collect()
@@ -253,7 +261,8 @@ fn inspect(registry: &GameRegistry, path: &Path) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let report = verify_replay(ReplaySource::Bytes(&bytes), &Resolver::Registry(registry), &VerifyOptions::default());
+    let report =
+        verify_session_replay(ReplaySource::Bytes(&bytes), &Resolver::Registry(registry), &VerifyOptions::default());
     print!("{}", inspect_text(path, &view, registry.by_adapter(&view.game.adapter.id).as_deref(), &report));
     ExitCode::SUCCESS
 }

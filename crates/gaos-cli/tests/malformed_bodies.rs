@@ -102,6 +102,7 @@ fn shapes() -> Vec<Shape> {
         get("/v1/sessions/{id}/stream", Who::Alice),
         get("/v1/sessions/{id}/replay", Who::Alice),
         get("/v1/sessions/{id}/result", Who::Alice),
+        get("/v1/sessions/{id}/receipts", Who::Alice),
         get("/v1/sessions/{id}/transcript", Who::Operator),
         get("/v1/sessions/{id}/lease", Who::Alice),
         post("/v1/sessions/{id}/lease/renew", Who::Alice, true, vec![json!({"durationMs": "x"}), json!({"seat": 5})]),

@@ -33,6 +33,7 @@ use crate::wire;
 mod create_request;
 mod creator_claim;
 mod digest_keys;
+mod receipt_chain;
 mod rehydrate;
 pub mod retention;
 mod startup;

@@ -130,6 +130,10 @@ async fn result(State(host): State<Host>, Path(id): Path<String>, caller: Caller
     Ok(host.result(&caller, &id).await?.into_response())
 }
 
+async fn receipts(State(host): State<Host>, Path(id): Path<String>, caller: Caller) -> Answered {
+    Ok(json_response(StatusCode::OK, &host.receipt_chain(&caller, &id).await?))
+}
+
 async fn seats(State(host): State<Host>, Path(id): Path<String>, caller: Caller) -> Answered {
     Ok(json_response(StatusCode::OK, &host.seat_status(&caller, &id).await?))
 }
@@ -310,6 +314,7 @@ pub fn router(host: Host) -> Router {
         .route("/v1/sessions/{id}/reset", post(reset))
         .route("/v1/sessions/{id}/finalize", post(finalize))
         .route("/v1/sessions/{id}/result", get(result))
+        .route("/v1/sessions/{id}/receipts", get(receipts))
         .route("/v1/sessions/{id}/seats/{seat}/token", post(reissue))
         .route("/v1/sessions/{id}/snapshot", get(snapshot))
         .route("/v1/sessions/{id}/seats", get(seats))

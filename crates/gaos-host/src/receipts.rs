@@ -1,9 +1,11 @@
 //! The receipt issuer of one session: attach receipts numbered from 0 and,
 //! in chained mode, linked by digest to the one before (spec lifecycle.md,
-//! RFC-018 attach receipts). Pure: the caller passes the digests and the
-//! time, and counts a receipt only once its attach answer is durable.
+//! RFC-018 attach receipts), and the chain they form. Pure (but for a
+//! warning about a stored receipt that does not decode): the caller passes
+//! the digests and the time, and counts a receipt only once its attach
+//! answer is durable.
 
-use gaos_json::{Map, Value};
+use gaos_json::Map;
 use gaos_session::receipts::{AttachReceipt, ReceiptBody};
 
 use crate::config::ReceiptMode;
@@ -22,11 +24,15 @@ pub(crate) struct ReceiptFacts<'a> {
     pub attached_at_ms: i64,
 }
 
-/// Receipts issued so far and the digest of the newest one.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// The session's receipt chain: every receipt issued so far, oldest first.
+///
+/// The chain's durable home is the session's attach answers (each receipt is
+/// written in the same batch as the answer that carries it, and answers are
+/// never compacted away), not kernel events: an event would move the
+/// transition revision, and an attach must leave the revision alone.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct ReceiptIssuer {
-    issued: u64,
-    last_digest: Option<String>,
+    chain: Vec<AttachReceipt>,
 }
 
 impl ReceiptIssuer {
@@ -36,28 +42,36 @@ impl ReceiptIssuer {
         configured.or(if policy_wants_receipts { Some(ReceiptMode::Chained) } else { None })
     }
 
-    /// Resume after the receipts carried by stored attach answers.
+    /// Resume from the receipts carried by stored attach answers (in any
+    /// order), sorted by sequence. A retry is answered from its stored answer
+    /// and never stored twice, so each receipt appears once.
     pub(crate) fn resume<'a>(answers: impl IntoIterator<Item = &'a StoredAnswer>) -> Self {
-        let mut issuer = ReceiptIssuer::default();
-        let mut newest: Option<u64> = None;
-        for answer in answers.into_iter().filter(|a| a.kind == AnswerKind::Attach) {
-            let Ok(body) = gaos_json::parse(&answer.body) else { continue };
-            let Some(receipt) = body.get("receipt") else { continue };
-            let sequence = receipt.get("sequence").and_then(Value::as_u64).unwrap_or(0);
-            issuer.issued = issuer.issued.max(sequence + 1);
-            if newest.is_none_or(|s| sequence >= s)
-                && let Some(digest) = receipt.get("receiptDigest").and_then(Value::as_str)
-            {
-                newest = Some(sequence);
-                issuer.last_digest = Some(digest.to_owned());
-            }
-        }
-        issuer
+        let mut chain: Vec<AttachReceipt> = answers
+            .into_iter()
+            .filter(|a| a.kind == AnswerKind::Attach)
+            .filter_map(|answer| {
+                let body = gaos_json::parse(&answer.body).ok()?;
+                match AttachReceipt::from_value(body.get("receipt")?) {
+                    Ok(receipt) => Some(receipt),
+                    Err(e) => {
+                        tracing::warn!(session = %answer.session_id, error = %e, "a stored attach receipt does not decode");
+                        None
+                    }
+                }
+            })
+            .collect();
+        chain.sort_by_key(|r| r.sequence);
+        ReceiptIssuer { chain }
     }
 
     /// The sequence number of the next receipt.
     pub(crate) fn next_sequence(&self) -> u64 {
-        self.issued
+        self.chain.last().map_or(0, |r| r.sequence + 1)
+    }
+
+    /// Every receipt issued, oldest first.
+    pub(crate) fn chain(&self) -> &[AttachReceipt] {
+        &self.chain
     }
 
     /// The next receipt (not counted until [`ReceiptIssuer::record`]).
@@ -65,13 +79,13 @@ impl ReceiptIssuer {
         let mut body = ReceiptBody::new(
             facts.session_id,
             facts.request_id,
-            self.issued,
+            self.next_sequence(),
             facts.revision,
             facts.transcript_digest,
             facts.state_digest,
         );
         if mode == ReceiptMode::Chained {
-            body.previous_receipt_digest = self.last_digest.clone();
+            body.previous_receipt_digest = self.chain.last().map(|r| r.receipt_digest.clone());
         }
         body.controller = facts.controller;
         body.attached_at = Some(facts.attached_at_ms as f64);
@@ -79,15 +93,16 @@ impl ReceiptIssuer {
     }
 
     /// Count `receipt` as issued: its attach answer is durable.
-    pub(crate) fn record(&mut self, receipt_digest: String) {
-        self.issued += 1;
-        self.last_digest = Some(receipt_digest);
+    pub(crate) fn record(&mut self, receipt: AttachReceipt) {
+        debug_assert_eq!(receipt.sequence, self.next_sequence(), "receipts are recorded in the order they are issued");
+        self.chain.push(receipt);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gaos_json::Value;
     use gaos_session::receipts::verify_typed_receipt_chain;
 
     fn facts(request_id: &str, revision: u64) -> ReceiptFacts<'_> {
@@ -121,11 +136,13 @@ mod tests {
         let first = issuer.issue(ReceiptMode::Chained, facts("r0", 0)).expect("a receipt");
         assert_eq!((first.sequence, first.previous_receipt_digest.as_deref()), (0, None));
         assert_eq!(issuer.issue(ReceiptMode::Chained, facts("r0", 0)).expect("again").sequence, 0, "not counted yet");
-        issuer.record(first.receipt_digest.clone());
+        issuer.record(first.clone());
         let second = issuer.issue(ReceiptMode::Chained, facts("r1", 3)).expect("a receipt");
         assert_eq!(second.sequence, 1);
         assert_eq!(second.previous_receipt_digest.as_ref(), Some(&first.receipt_digest));
         assert_eq!(second.attached_at, Some(1_000.0));
+        issuer.record(second.clone());
+        assert_eq!(issuer.chain(), [first.clone(), second.clone()]);
         assert!(verify_typed_receipt_chain(&[first, second]).valid);
     }
 
@@ -133,7 +150,7 @@ mod tests {
     fn unlinked_receipts_carry_no_previous_digest() {
         let mut issuer = ReceiptIssuer::default();
         let first = issuer.issue(ReceiptMode::Unlinked, facts("r0", 0)).expect("a receipt");
-        issuer.record(first.receipt_digest);
+        issuer.record(first);
         let second = issuer.issue(ReceiptMode::Unlinked, facts("r1", 1)).expect("a receipt");
         assert_eq!((second.sequence, second.previous_receipt_digest), (1, None));
     }
@@ -145,12 +162,13 @@ mod tests {
         for (i, request) in ["r0", "r1", "r2"].iter().enumerate() {
             let receipt = issuer.issue(ReceiptMode::Chained, facts(request, i as u64)).expect("a receipt");
             stored.push(attach_answer(&receipt));
-            issuer.record(receipt.receipt_digest);
+            issuer.record(receipt);
         }
         stored.reverse();
         let resumed = ReceiptIssuer::resume(&stored);
-        assert_eq!(resumed, issuer);
+        assert_eq!(resumed, issuer, "the chain comes back in sequence order");
         assert_eq!(resumed.next_sequence(), 3);
+        assert!(verify_typed_receipt_chain(resumed.chain()).valid);
         assert_eq!(ReceiptIssuer::resume(&[]), ReceiptIssuer::default());
     }
 

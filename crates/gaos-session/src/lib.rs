@@ -13,7 +13,8 @@
 //!   [`HandleState`].
 //! - [`SessionPolicy`] and [`SessionControllerIdentity`] (lifecycle spec §2),
 //!   attach receipts and chain checks ([`receipts`], §3), adopting an
-//!   existing head ([`adopt_existing`], §4).
+//!   existing head ([`adopt_existing`], §4); the receipts a finalized
+//!   replay carries and [`replay_receipts::verify_session_replay`].
 //! - The wire shapes: requests ([`AttachRequest`], [`FinalizeRequest`], the
 //!   default submission id rule) and answers ([`SessionResult`],
 //!   [`SessionAttach`], [`SessionCredentials`], [`LeaseGrant`]), the
@@ -35,6 +36,7 @@ pub mod observation;
 pub mod options;
 pub mod policy;
 pub mod receipts;
+pub mod replay_receipts;
 pub mod requests;
 pub mod state;
 pub mod uri;
@@ -59,7 +61,7 @@ pub use policy::{
     ControllerKind, EvaluationKind, EvaluationPolicy, EvidenceKind, EvidencePolicy, OfficialEvaluation,
     PolicyExtension, SessionControllerIdentity, SessionPolicy, validate_controller,
 };
-pub use receipts::{AttachReceipt, ReceiptBody};
+pub use receipts::{AttachReceipt, ReceiptBody, ReceiptLinks};
 pub use requests::{AttachRequest, FinalizeRequest, LeaseRequest, SubmissionCounter, default_submission_id};
 pub use state::HandleState;
 pub use uri::encode_uri_component;

@@ -284,8 +284,33 @@ fn safe_uint(value: Option<&Value>) -> Option<u64> {
 ///
 /// An empty chain is valid.
 pub fn verify_receipt_chain(receipts: &[Value]) -> ChainVerification {
-    let items: Vec<Result<&Value, String>> = receipts.iter().map(Ok).collect();
-    verify_items(&items)
+    ReceiptLinks::Chained.verify(receipts)
+}
+
+/// [`verify_receipt_chain`] for a host that issues unlinked receipts (each
+/// one verifies alone, for the reference Python client): every rule holds
+/// except the link, and instead no receipt may carry `previousReceiptDigest`.
+pub fn verify_unlinked_receipts(receipts: &[Value]) -> ChainVerification {
+    ReceiptLinks::Unlinked.verify(receipts)
+}
+
+/// Whether a host links consecutive receipts by `previousReceiptDigest`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReceiptLinks {
+    /// Every receipt after the first links to the one before (the default).
+    #[default]
+    Chained,
+    /// No receipt carries a link; each verifies alone.
+    Unlinked,
+}
+
+impl ReceiptLinks {
+    /// Verify `receipts` (oldest first) under these links:
+    /// [`verify_receipt_chain`] or [`verify_unlinked_receipts`].
+    pub fn verify(self, receipts: &[Value]) -> ChainVerification {
+        let items: Vec<Result<&Value, String>> = receipts.iter().map(Ok).collect();
+        verify_items(&items, self)
+    }
 }
 
 /// [`verify_receipt_chain`] over typed receipts. A receipt that cannot be
@@ -294,10 +319,10 @@ pub fn verify_receipt_chain(receipts: &[Value]) -> ChainVerification {
 pub fn verify_typed_receipt_chain(receipts: &[AttachReceipt]) -> ChainVerification {
     let values: Vec<Result<Value, String>> = receipts.iter().map(|r| r.to_value().map_err(|e| e.to_string())).collect();
     let items: Vec<Result<&Value, String>> = values.iter().map(|v| v.as_ref().map_err(Clone::clone)).collect();
-    verify_items(&items)
+    verify_items(&items, ReceiptLinks::Chained)
 }
 
-fn verify_items(receipts: &[Result<&Value, String>]) -> ChainVerification {
+fn verify_items(receipts: &[Result<&Value, String>], links: ReceiptLinks) -> ChainVerification {
     let mut problems = Vec::new();
     let mut previous: Option<Link<'_>> = None;
     for (i, receipt) in receipts.iter().enumerate() {
@@ -360,11 +385,17 @@ fn verify_items(receipts: &[Result<&Value, String>]) -> ChainVerification {
                     problems.push(format!("receipt {i}: revision {rev} is lower than the previous {prev_rev}"));
                 }
                 let linked = link.and_then(Value::as_str);
-                if linked.is_none() || linked != prev.receipt_digest {
-                    problems.push(format!(
-                        "receipt {i}: previousReceiptDigest {linked:?} does not link to the previous receipt {:?}",
-                        prev.receipt_digest
-                    ));
+                match links {
+                    ReceiptLinks::Chained if linked.is_none() || linked != prev.receipt_digest => {
+                        problems.push(format!(
+                            "receipt {i}: previousReceiptDigest {linked:?} does not link to the previous receipt {:?}",
+                            prev.receipt_digest
+                        ))
+                    }
+                    ReceiptLinks::Unlinked if link.is_some() => {
+                        problems.push(format!("receipt {i}: an unlinked receipt must not carry previousReceiptDigest"))
+                    }
+                    ReceiptLinks::Chained | ReceiptLinks::Unlinked => {}
                 }
             }
         }

@@ -1,5 +1,6 @@
 //! Attach: a seat (re)joins at the durable head, takes or keeps its
-//! controller lease, and gets an attach receipt when the session issues them.
+//! controller lease, and gets an attach receipt when the session issues them;
+//! and the receipt chain (`GET /receipts`).
 
 use gaos_json::{Map, Value, canonical_json};
 
@@ -15,6 +16,18 @@ use crate::storage::{AnswerKind, SessionStateKey, SessionStatus, WriteBatch, Wri
 use crate::wire;
 
 impl SessionActor {
+    /// `GET /receipts`: `{"sessionId", "receipts"}`, every receipt issued so
+    /// far, oldest first, so a seat can check the chain before finalize (the
+    /// finalized replay carries the same chain).
+    pub(super) fn receipt_chain(&self) -> Result<Value, HostError> {
+        let receipts = self.receipts.chain().iter().map(|r| r.to_value()).collect::<Result<Vec<_>, _>>();
+        let receipts = receipts.map_err(|e| HostError::internal(format!("a stored receipt is not JSON: {e}")))?;
+        let mut answer = Map::new();
+        answer.insert("sessionId".into(), self.id.clone().into());
+        answer.insert("receipts".into(), Value::Array(receipts));
+        Ok(Value::Object(answer))
+    }
+
     pub(super) async fn attach(&mut self, seat: &str, presented: &Presented, body: Value) -> Result<Answer, HostError> {
         let map =
             body.as_object().ok_or_else(|| HostError::invalid_request("the attach body must be a JSON object"))?;
@@ -126,7 +139,7 @@ impl SessionActor {
         let submitted = self.kernel.window().intents.contains_key(seat);
         result.insert("tick".into(), self.seat_observation(seat, &view, !submitted, done));
         result.insert("binding".into(), envelope::binding(&self.id, revision, seat));
-        let mut issued: Option<String> = None;
+        let mut issued = None;
         if let Some(mode) = receipt_mode {
             let facts = ReceiptFacts {
                 session_id: &self.id,
@@ -144,8 +157,8 @@ impl SessionActor {
             att.insert("receiptDigest".into(), receipt.receipt_digest.clone().into());
             att.insert("sequence".into(), self.receipts.next_sequence().into());
             ext.insert(EXT_ATTACH.into(), Value::Object(att));
-            issued = Some(receipt.receipt_digest.clone());
             result.insert("receipt".into(), receipt.to_value().map_err(|e| HostError::internal(e.to_string()))?);
+            issued = Some(receipt);
         }
         if let Some(lease_ext) = lease_ext {
             ext.insert(EXT_LEASE.into(), wire::value(&lease_ext));
@@ -172,8 +185,8 @@ impl SessionActor {
         if self.pinned_controller.is_none() {
             self.pinned_controller = map.get("controller").cloned();
         }
-        if let Some(digest) = issued {
-            self.receipts.record(digest);
+        if let Some(receipt) = issued {
+            self.receipts.record(receipt);
         }
         Ok(answer)
     }

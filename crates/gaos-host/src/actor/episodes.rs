@@ -314,6 +314,10 @@ impl SessionActor {
     /// `None` for a session that is not a run.
     pub(super) fn run_replay_text(&self) -> Option<Result<String, HostError>> {
         let run = self.config.run.as_ref()?;
+        let extensions = match self.replay_extensions() {
+            Ok(extensions) => extensions,
+            Err(e) => return Some(Err(e)),
+        };
         let mut transcripts = self.episodes.finished.clone();
         transcripts.push(self.kernel.live_transcript());
         let mut max = 1u64;
@@ -333,7 +337,7 @@ impl SessionActor {
             perm: (0..max).collect(),
             advance_policy: run.advance,
             visibility: None,
-            extensions: None,
+            extensions,
             include_host_time: false,
         };
         Some(

@@ -1,14 +1,20 @@
 //! Finalize: once the game reached a terminal result, the session's result
 //! (outcome, replay artifact, evaluation: `evaluation.rs`) is stored once and answered
-//! byte for byte to every exact retry.
+//! byte for byte to every exact retry. The replay carries the session's
+//! attach receipts in its header.
 
 use gaos_json::{Map, Value, sha256_hex};
 use gaos_kernel::replay::{FinalizeOptions, finalize_replay};
 use gaos_kernel::{EventBody, SessionEvent, SessionTranscript};
+use gaos_session::EXT_ATTACH;
+use gaos_session::receipts::ReceiptLinks;
+use gaos_session::replay_receipts::replay_attach_extension;
 
 use super::SessionActor;
 use crate::answers::{Answer, FINALIZE_KEY, fingerprint};
+use crate::config::ReceiptMode;
 use crate::error::HostError;
+use crate::receipts::ReceiptIssuer;
 use crate::storage::{AnswerKind, SessionStatus, WriteBatch, WriteOp};
 
 /// Identity permutation covering every `Action N` id in the transcript.
@@ -35,7 +41,26 @@ impl SessionActor {
             return run;
         }
         let transcript = self.stored_transcript().await?;
-        replay_of(&transcript)
+        replay_of(&transcript, self.replay_extensions()?)
+    }
+
+    /// The replay header's `extensions`: the session's attach receipt chain
+    /// under `gaos.session.attach` (`gaos_session::replay_receipts`), or
+    /// nothing when it issued none, so such a replay's bytes are as before.
+    /// Attach is refused once finalized, so the chain, and with it the
+    /// finalized replay, cannot change afterwards.
+    pub(super) fn replay_extensions(&self) -> Result<Option<Map>, HostError> {
+        let links = match ReceiptIssuer::mode(self.config.receipts, self.policy.wants_attach_receipts()) {
+            Some(ReceiptMode::Unlinked) => ReceiptLinks::Unlinked,
+            Some(ReceiptMode::Chained) | None => ReceiptLinks::Chained,
+        };
+        let carried = replay_attach_extension(self.receipts.chain(), links)
+            .map_err(|e| HostError::internal(format!("the receipt chain cannot be written into the replay: {e}")))?;
+        Ok(carried.map(|ext| {
+            let mut extensions = Map::new();
+            extensions.insert(EXT_ATTACH.into(), ext);
+            extensions
+        }))
     }
 
     fn ensure_terminal_for_replay(&self) -> Result<(), HostError> {
@@ -99,7 +124,7 @@ impl SessionActor {
             Some(run) => (self.kernel.events().iter().cloned().collect::<Vec<_>>(), run?),
             None => {
                 let transcript = self.stored_transcript().await?;
-                let replay = replay_of(&transcript)?;
+                let replay = replay_of(&transcript, self.replay_extensions()?)?;
                 (transcript.events, replay)
             }
         };
@@ -157,8 +182,8 @@ impl SessionActor {
     }
 }
 
-fn replay_of(transcript: &SessionTranscript) -> Result<String, HostError> {
-    let options = FinalizeOptions { perm: identity_perm(&transcript.events), ..FinalizeOptions::default() };
+fn replay_of(transcript: &SessionTranscript, extensions: Option<Map>) -> Result<String, HostError> {
+    let options = FinalizeOptions { perm: identity_perm(&transcript.events), extensions, ..FinalizeOptions::default() };
     let artifact = finalize_replay(transcript, &options)
         .map_err(|e| HostError::internal(format!("finalizing the replay failed: {e}")))?;
     Ok(artifact.to_jsonl())

@@ -102,6 +102,10 @@ pub enum Command {
     StoredResult {
         reply: Reply<Answer>,
     },
+    /// `GET /receipts`: the attach receipt chain so far.
+    ReceiptChain {
+        reply: Reply<Value>,
+    },
     Transcript {
         reply: Reply<String>,
     },
@@ -227,6 +231,9 @@ impl SessionActor {
             }
             Command::StoredResult { reply } => {
                 let _ = reply.send(self.stored_result());
+            }
+            Command::ReceiptChain { reply } => {
+                let _ = reply.send(self.receipt_chain());
             }
             Command::Replay { reply } => {
                 let answer = match &self.leases.revoked {

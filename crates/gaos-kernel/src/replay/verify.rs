@@ -226,15 +226,21 @@ pub enum Stage {
     Structure,
     /// Re-simulation with the game.
     Recheck,
+    /// The attach receipts a session's replay carries in its header
+    /// (`extensions["gaos.session.attach"]`): checked by the session layer
+    /// (`gaos_session::replay_receipts`) after an accepted re-simulation;
+    /// this crate's verifier never stops here.
+    Receipts,
 }
 
 impl Stage {
-    /// `parse`, `structure` or `recheck`.
+    /// `parse`, `structure`, `recheck` or `receipts`.
     pub fn as_str(self) -> &'static str {
         match self {
             Stage::Parse => "parse",
             Stage::Structure => "structure",
             Stage::Recheck => "recheck",
+            Stage::Receipts => "receipts",
         }
     }
 }

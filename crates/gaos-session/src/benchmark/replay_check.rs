@@ -4,16 +4,17 @@
 //! episode scored.
 //!
 //! The replay must be accepted by the kernel's verifier (re-simulated with
-//! the game the resolver finds), belong to the episode (the benchmark's
+//! the game the resolver finds; any attach receipts it carries verify), belong to the episode (the benchmark's
 //! game, the plan's seed and the task's level) and end in a terminal
 //! result; the score is the manifest's plugin applied to the re-simulated
 //! terminal outcome, never to a carried one.
 
 use gaos_json::{Map, Value};
-use gaos_kernel::replay::{GameResolver, ReplayedLevel, VerifyOptions, verify_replay};
+use gaos_kernel::replay::{GameResolver, ReplayedLevel, VerifyOptions};
 
 use crate::benchmark::plan::EpisodePlan;
 use crate::benchmark::scoring::ScoringPlugin;
+use crate::replay_receipts::verify_session_replay;
 
 /// A verification fact's state (the RFC-015 wire names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -121,7 +122,7 @@ pub fn check_episode_replay(
     resolver: &dyn GameResolver,
     scorer: &dyn ScoringPlugin,
 ) -> Result<ReplayCheck, String> {
-    let report = verify_replay(text, resolver, &VerifyOptions::default());
+    let report = verify_session_replay(text, resolver, &VerifyOptions::default());
     if !report.is_accepted() {
         let mut why = format!("replay verification: {}", report.verdict);
         if let Some(stage) = report.stage {
