@@ -470,6 +470,9 @@ fn report(
             t.insert("inputTokens".into(), usage.input_tokens.into());
             t.insert("outputTokens".into(), usage.output_tokens.into());
             out.insert("tokens".into(), Value::Object(t));
+            if let Some(cost) = usage.cost {
+                out.insert("cost".into(), Value::Number(cost));
+            }
         }
         if let Some(path) = replay {
             out.insert("replay".into(), path.display().to_string().into());
@@ -499,7 +502,8 @@ fn report(
         println!("you played seat {seat} at its decision(s) {}", numbers.join(", "));
     }
     if let Some(usage) = tokens {
-        println!("tokens: {} in, {} out", usage.input_tokens, usage.output_tokens);
+        let cost = usage.cost.map(|c| format!(", cost {c} as the provider reported it")).unwrap_or_default();
+        println!("tokens: {} in, {} out{cost}", usage.input_tokens, usage.output_tokens);
     }
     match replay {
         Some(path) => println!("replay: {}", path.display()),

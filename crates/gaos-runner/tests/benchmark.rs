@@ -339,11 +339,17 @@ impl SessionTransport for ToyTransport {
 struct ToyFactory {
     host: Arc<ToyHost>,
     drivers: DriverAssignment,
+    /// Wrap each driver in [`Metered`].
+    metered: bool,
 }
 
 impl ToyFactory {
     fn new(host: &Arc<ToyHost>) -> Self {
-        ToyFactory { host: Arc::clone(host), drivers: DriverAssignment::parse(&["random".into()]).expect("valid") }
+        ToyFactory {
+            host: Arc::clone(host),
+            drivers: DriverAssignment::parse(&["random".into()]).expect("valid"),
+            metered: false,
+        }
     }
 
     fn handle(&self, id: &str) -> Result<Box<dyn SessionHandle>, FactoryError> {
@@ -362,6 +368,9 @@ impl ToyFactory {
         let accepted = self.host.sessions.lock().expect("toy host").get(id).map_or(0, |s| s.commands.len() as u64);
         let mut driver = self.drivers.build("player", plan, &DriverSettings::new(0, "player"))?;
         driver.resume_after(accepted);
+        if self.metered {
+            driver = Box::new(Metered(driver));
+        }
         Ok(EpisodeSeat { handle: self.handle(id)?, driver, accepted })
     }
 }
@@ -399,6 +408,32 @@ impl SessionFactory for ToyFactory {
                 attachment: in_progress.attachment.clone(),
                 attach_receipt_digest: None,
             })
+        })
+    }
+}
+
+/// A driver as a model provider would be: the inner driver's choice, with
+/// 10 + 2 tokens and a cost of 0.25 per decision, from provider `toy-llm`.
+struct Metered(Box<dyn gaos_runner::AgentDriver>);
+
+impl gaos_runner::AgentDriver for Metered {
+    fn id(&self) -> &str {
+        self.0.id()
+    }
+    fn label(&self) -> &str {
+        "metered"
+    }
+    fn provider(&self) -> Option<&str> {
+        Some("toy-llm")
+    }
+    fn act<'a>(
+        &'a mut self,
+        context: gaos_runner::DriverContext<'a>,
+    ) -> BoxFuture<'a, Result<Decision, gaos_runner::DriverError>> {
+        Box::pin(async move {
+            let decision = self.0.act(context).await?;
+            let usage = gaos_runner::Usage { input_tokens: 10, output_tokens: 2, cost: Some(0.25) };
+            Ok(Decision { usage: Some(usage), ..decision })
         })
     }
 }
@@ -755,6 +790,34 @@ fn each_episode_records_its_wall_clock_time_on_the_run_clock() {
         let observations = episode.self_reported_observations.as_ref().expect("observations");
         assert_eq!(observations.get("wallClockMs"), Some(&Value::from(3 * completed.observations.steps)));
     }
+}
+
+#[test]
+fn reported_cost_and_tokens_are_summed_per_episode_with_the_drivers_provider() {
+    let manifest = toy_manifest();
+    let host = Arc::new(ToyHost::default());
+    let factory = ToyFactory { metered: true, ..ToyFactory::new(&host) };
+    let mut options = BenchmarkOptions::new(2, agent());
+    options.clock = Arc::new(SteppingClock::new(Duration::from_millis(TOY_EPISODE_MS)));
+    let scorer = Arc::from(scoring_plugin(&manifest.scoring.plugin).expect("built in"));
+    let run = runtime().block_on(run_benchmark(&manifest, scorer, Arc::new(factory), options)).expect("completes");
+    for completed in &run.checkpoint.completed {
+        let observations = &completed.observations;
+        assert_eq!(observations.tokens, Some(12 * observations.steps));
+        assert_eq!(observations.cost, Some(0.25 * observations.steps as f64), "quarters add up exactly");
+        assert_eq!(observations.provider.as_deref(), Some("toy-llm"));
+        assert_eq!(observations.wall_clock_ms, Some(TOY_EPISODE_MS));
+    }
+    // Checkpoint and bundle carry them, and the bundle reads back.
+    let checkpoint = Checkpoint::from_value(&run.checkpoint.to_value()).expect("reads back");
+    assert_eq!(checkpoint, run.checkpoint);
+    let packed = pack_run(&manifest, &run, Submission::new("s", "a", AgentKind::Local)).expect("packs");
+    assert!(packed.files["scores.json"].contains("\"provider\":\"toy-llm\""));
+    let dir = std::env::temp_dir().join(format!("gaos-bundle-metered-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    gaos_runner::benchmark::write_bundle_dir(&dir, &packed.files).expect("writes");
+    assert_eq!(gaos_runner::benchmark::read_bundle_dir(&dir).expect("reads"), packed.bundle);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
