@@ -19,7 +19,7 @@ use std::sync::mpsc;
 
 use gaos_json::canonical_json;
 use gaos_runner::drivers::HumanDriver;
-use gaos_runner::{ControlChange, Controller, Decision, InterruptOutcome, RunControl, RunEvents};
+use gaos_runner::{ControlChange, Controller, Decision, InterruptMode, InterruptOutcome, RunControl, RunEvents};
 
 /// What a console line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -196,8 +196,12 @@ impl RunEvents for ConsoleLog {
     }
 
     fn on_interrupted(&mut self, outcome: &InterruptOutcome) {
-        let stopped = if outcome.interrupted { "its decision in flight was stopped" } else { "nothing was in flight" };
-        say(&format!("interrupted ({}): {stopped}", outcome.mode.as_str()));
+        let what = match (outcome.mode, outcome.interrupted) {
+            (InterruptMode::Unsupported, _) => "the driver cannot be interrupted; a decision in flight is asked again",
+            (_, true) => "its decision in flight was stopped",
+            (_, false) => "nothing was in flight",
+        };
+        say(&format!("interrupted ({}): {what}", outcome.mode.as_str()));
     }
 }
 

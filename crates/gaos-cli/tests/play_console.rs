@@ -117,15 +117,19 @@ fn play_through_the_console(extra: &[&str], env: &[(&str, &str)]) {
             && t.contains("(guidance received (first-legal cannot follow it): take the centre)")
     });
     // Then at once (the agent's decisions are paced 500 ms apart): an
-    // unknown command and a stray line, both refused, changing nothing; and
-    // the takeover.
+    // unknown command and a stray line, both refused, changing nothing; an
+    // interrupt; and the takeover.
     let mark = mark.len();
     play.type_line("/dance");
     play.type_line("e4");
+    play.type_line("/interrupt look again");
     play.type_line("/take");
     play.wait_for(mark, "the refusals", |t| {
         t.contains("[console] unknown console command /dance; type /help")
             && t.contains("[console] the agent plays seat x: type /take to play it yourself, or /help")
+    });
+    play.wait_for(mark, "the interrupt", |t| {
+        t.contains("[console] interrupted (unsupported): the driver cannot be interrupted; a decision in flight is asked again")
     });
     let prompt = play.wait_for(mark, "the person's prompt", |t| {
         t.contains("[console] you play seat x now")
