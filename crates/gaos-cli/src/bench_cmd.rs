@@ -79,6 +79,10 @@ pub struct RunArgs {
     json: bool,
     #[command(flatten)]
     module_limits: crate::modules::ModuleLimitArgs,
+    /// Testing only: measure every episode's wallClockMs on a simulated
+    /// clock on which each episode takes exactly MS ms, so runs repeat byte for byte.
+    #[arg(long, hide = true, value_name = "MS")]
+    test_clock_ms: Option<u64>,
 }
 
 /// `gaos bench verify` arguments.
@@ -263,6 +267,10 @@ async fn run_async(args: &RunArgs, setup: Setup) -> ExitCode {
     options.checkpoint_path = Some(checkpoint.clone());
     options.max_new_episodes = args.max_episodes;
     options.cancel = cancel;
+    if let Some(ms) = args.test_clock_ms {
+        eprintln!("gaos bench: --test-clock-ms is on: every episode's wallClockMs is {ms} (testing only)");
+        options.clock = Arc::new(gaos_runner::SteppingClock::new(Duration::from_millis(ms)));
+    }
     {
         eprintln!(
             "gaos bench: {} {} on {} ({where_}), agent {}:{}, {} job(s) -> {}",
@@ -449,12 +457,18 @@ fn report(
 fn table(manifest: &BenchmarkManifest, run: &BenchmarkRun) -> String {
     let label = format!("aggregate ({})", manifest.scoring.aggregation.as_str());
     let width = manifest.tasks.iter().map(|t| t.id.chars().count()).max().unwrap_or(4).max(label.chars().count());
-    let mut out = format!("{:<width$}  {:>8}  {:>10}  {:>10}\n", "task", "episodes", "mean score", "mean steps");
+    let mut out = format!(
+        "{:<width$}  {:>8}  {:>10}  {:>10}  {:>10}\n",
+        "task", "episodes", "mean score", "mean steps", "mean ms"
+    );
     for (task, score) in run.aggregate.iter().flat_map(|a| a.task_scores.iter()) {
         let episodes: Vec<&CompletedEpisode> =
             run.checkpoint.completed.iter().filter(|c| &c.plan.task_id == task).collect();
-        let steps = episodes.iter().map(|c| c.observations.steps as f64).sum::<f64>() / episodes.len().max(1) as f64;
-        out.push_str(&format!("{task:<width$}  {:>8}  {score:>10.4}  {steps:>10.1}\n", episodes.len()));
+        let count = episodes.len().max(1) as f64;
+        let steps = episodes.iter().map(|c| c.observations.steps as f64).sum::<f64>() / count;
+        let ms: Option<Vec<u64>> = episodes.iter().map(|c| c.observations.wall_clock_ms).collect();
+        let ms = ms.map_or_else(|| "?".into(), |ms| format!("{:.1}", ms.iter().sum::<u64>() as f64 / count));
+        out.push_str(&format!("{task:<width$}  {:>8}  {score:>10.4}  {steps:>10.1}  {ms:>10}\n", episodes.len()));
     }
     if let Some(aggregate) = &run.aggregate {
         out.push_str(&format!(
@@ -463,11 +477,21 @@ fn table(manifest: &BenchmarkManifest, run: &BenchmarkRun) -> String {
             aggregate.aggregate_score
         ));
     }
+    let costs: Vec<f64> = run.checkpoint.completed.iter().filter_map(|c| c.observations.cost).collect();
+    if !costs.is_empty() {
+        let total: f64 = costs.iter().sum();
+        out.push_str(&format!("cost: {total} as the provider reported it ({} episode(s))\n", costs.len()));
+    }
     out
 }
 
+/// `N ms` of an episode's recorded wall clock, `?` when it has none (an older run).
+fn wall_clock_text(episode: &CompletedEpisode) -> String {
+    episode.observations.wall_clock_ms.map_or_else(|| "?".to_owned(), |ms| ms.to_string())
+}
+
 /// Progress display on stderr: an indicatif bar on a terminal, one line per
-/// event otherwise (`start ID`, `attach ID`, `done ID score S steps N [k/n]`).
+/// event otherwise (`start ID`, `attach ID`, `done ID score S steps N ms M [cost C] [k/n]`).
 struct Progress {
     bar: Option<ProgressBar>,
     total: AtomicUsize,
@@ -550,10 +574,12 @@ impl BenchmarkObserver for Progress {
                 bar.set_message(self.message());
             }
             None => self.line(format!(
-                "done {} score {} steps {} [{done}/{}]",
+                "done {} score {} steps {} ms {}{} [{done}/{}]",
                 episode.plan.episode_id(),
                 episode.score,
                 episode.observations.steps,
+                wall_clock_text(episode),
+                episode.observations.cost.map(|c| format!(" cost {c}")).unwrap_or_default(),
                 self.total.load(Ordering::SeqCst)
             )),
         }

@@ -27,6 +27,7 @@ mod mcp_cmd;
 mod modules;
 mod openai_args;
 mod play_cmd;
+mod play_console;
 mod replay_cmd;
 mod serve_cmd;
 mod session_cmd;

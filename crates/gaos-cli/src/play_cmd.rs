@@ -7,7 +7,9 @@
 //! concurrently with `{unpaced, continuous, caller}` (`--watch`: paced, each
 //! observation printed to stderr); the first seat's handle then finalizes.
 //! The result (outcome, ranking, steps) goes to stdout and the replay to
-//! `--out` (default `./<session>.gaos-replay.jsonl`).
+//! `--out` (default `./<session>.gaos-replay.jsonl`). `--console SEAT` lets
+//! the person at the terminal guide that seat's agent or take the seat over
+//! ([`crate::play_console`]); `--pace-ms` slows play down to watch it.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -64,6 +66,15 @@ pub struct PlayArgs {
     /// Paced play: print every observation to stderr as it happens.
     #[arg(long)]
     watch: bool,
+    /// Paced play: hold every observation MS ms before the seat goes on, to
+    /// follow (and step into) a game at a person's speed.
+    #[arg(long, value_name = "MS")]
+    pace_ms: Option<u64>,
+    /// Coach the agent of SEAT from this terminal while it plays: type
+    /// `/guide TEXT` (guidance for its next decision), `/take` (play the seat
+    /// yourself), `/back` (hand it back), `/interrupt [NOTE]`, `/help` on stdin.
+    #[arg(long, value_name = "SEAT")]
+    console: Option<String>,
     /// Print the result as one JSON object.
     #[arg(long)]
     json: bool,
@@ -87,20 +98,34 @@ impl Drop for ScratchDir {
     }
 }
 
-/// Prints each observation of one seat to stderr (`--watch`).
+/// Paced presentation of one seat: prints each observation to stderr
+/// (`--watch`) and holds it `hold` (`--pace-ms`).
 struct Printer {
     seat: String,
+    print: bool,
+    hold: std::time::Duration,
 }
 
 impl Presenter for Printer {
-    fn present<'a>(&'a self, o: &'a Observation, _cancel: &'a CancellationToken) -> BoxFuture<'a, Result<(), String>> {
-        let mut view = o.tick().clone();
-        if let Some(map) = view.as_object_mut() {
-            map.remove("legalActions");
+    fn present<'a>(&'a self, o: &'a Observation, cancel: &'a CancellationToken) -> BoxFuture<'a, Result<(), String>> {
+        if self.print {
+            let mut view = o.tick().clone();
+            if let Some(map) = view.as_object_mut() {
+                map.remove("legalActions");
+            }
+            let kind = if o.is_pending() { " (waiting)" } else { "" };
+            eprintln!("[{} @{}{kind}] {}", self.seat, o.revision(), canonical_json(&view));
         }
-        let kind = if o.is_pending() { " (waiting)" } else { "" };
-        eprintln!("[{} @{}{kind}] {}", self.seat, o.revision(), canonical_json(&view));
-        Box::pin(std::future::ready(Ok(())))
+        let hold = self.hold;
+        Box::pin(async move {
+            if !hold.is_zero() {
+                tokio::select! {
+                    () = tokio::time::sleep(hold) => {}
+                    () = cancel.cancelled() => {}
+                }
+            }
+            Ok(())
+        })
     }
 }
 
@@ -146,6 +171,25 @@ fn assign(args: &PlayArgs, game_seats: &[String]) -> Result<Vec<(String, DriverS
         .collect())
 }
 
+/// `--console SEAT` names an agent's seat, and no seat is played by
+/// `--driver human` (the console owns the terminal's input).
+fn check_console(args: &PlayArgs, assignments: Vec<(String, DriverSpec)>) -> Result<Vec<(String, DriverSpec)>, String> {
+    let Some(console) = &args.console else { return Ok(assignments) };
+    let seats: Vec<&str> = assignments.iter().map(|(s, _)| s.as_str()).collect();
+    match assignments.iter().find(|(seat, _)| seat == console) {
+        None => Err(format!("--console {console}: no such seat (seats: {})", seats.join(", "))),
+        Some((_, DriverSpec::Human)) => {
+            Err(format!("--console {console}: a person already plays it; the console is for a seat an agent plays"))
+        }
+        Some(_) => match assignments.iter().find(|(_, spec)| *spec == DriverSpec::Human) {
+            Some((seat, _)) => Err(format!(
+                "--console reads the terminal, so seat {seat} cannot be --driver human too; /take plays {console} yourself"
+            )),
+            None => Ok(assignments),
+        },
+    }
+}
+
 /// The controller identity of the whole session, from its drivers.
 fn controller(specs: &[(String, DriverSpec)]) -> SessionControllerIdentity {
     let kinds: std::collections::BTreeSet<&str> = specs
@@ -184,7 +228,7 @@ pub fn run(mut args: PlayArgs, registry: &GameRegistry) -> ExitCode {
         let known: Vec<String> = registry.list().iter().map(|g| g.game_ref().id).collect();
         return usage(format!("unknown game {:?}; in-process play knows {}", args.game, known.join(", ")));
     }
-    let assignments = match assign(&args, &game_seats) {
+    let assignments = match assign(&args, &game_seats).and_then(|a| check_console(&args, a)) {
         Ok(a) => a,
         Err(e) => return usage(e),
     };
@@ -282,8 +326,10 @@ async fn play(
     if !args.json {
         println!("gaos play: {} session {session_id} ({where_}), seed {seed}", args.game);
     }
+    let hold = std::time::Duration::from_millis(args.pace_ms.unwrap_or(0));
+    let paced = args.watch || !hold.is_zero();
     let run_policy = RunPolicy {
-        pacing: if args.watch { Pacing::Paced } else { Pacing::Unpaced },
+        pacing: if paced { Pacing::Paced } else { Pacing::Unpaced },
         finalize: FinalizeMode::Caller,
         ..RunPolicy::default()
     };
@@ -299,12 +345,23 @@ async fn play(
     });
     let mut tasks = Vec::new();
     for (handle, mut driver) in handles.iter().cloned().zip(drivers) {
-        let watch = args.watch.then(|| Arc::new(Printer { seat: handle.seat().to_owned() }) as Arc<dyn Presenter>);
+        let seat = handle.seat().to_owned();
+        let watch =
+            paced.then(|| Arc::new(Printer { seat: seat.clone(), print: args.watch, hold }) as Arc<dyn Presenter>);
         let cancel = cancel.clone();
+        let console = (args.console.as_deref() == Some(seat.as_str())).then(|| {
+            let (control, inputs) = gaos_runner::run_control();
+            crate::play_console::start(&seat, driver.id(), control);
+            inputs
+        });
         tasks.push(tokio::spawn(async move {
             let mut options = RunOptions::new(run_policy).cancel(cancel.clone());
             if let Some(presenter) = watch {
                 options = options.presenter(presenter);
+            }
+            let mut log = crate::play_console::ConsoleLog { seat, person: false };
+            if let Some(inputs) = console {
+                options = options.inputs(inputs).events(&mut log);
             }
             let outcome = run_session(handle.as_ref(), driver.as_mut(), options).await;
             if outcome.is_err() {
@@ -398,11 +455,24 @@ fn report(
             by_seat.insert(seat.clone(), (*n as u64).into());
         }
         out.insert("steps".into(), Value::Object(by_seat));
+        let mut by_person = Map::new();
+        for (seat, outcome) in seats.iter().zip(outcomes) {
+            if !outcome.person_decisions.is_empty() {
+                let decisions = outcome.person_decisions.iter().map(|&i| Value::from(i)).collect();
+                by_person.insert(seat.clone(), Value::Array(decisions));
+            }
+        }
+        if !by_person.is_empty() {
+            out.insert("personDecisions".into(), Value::Object(by_person));
+        }
         if let Some(usage) = tokens {
             let mut t = Map::new();
             t.insert("inputTokens".into(), usage.input_tokens.into());
             t.insert("outputTokens".into(), usage.output_tokens.into());
             out.insert("tokens".into(), Value::Object(t));
+            if let Some(cost) = usage.cost {
+                out.insert("cost".into(), Value::Number(cost));
+            }
         }
         if let Some(path) = replay {
             out.insert("replay".into(), path.display().to_string().into());
@@ -427,8 +497,13 @@ fn report(
     let total: usize = steps.iter().map(|(_, n)| n).sum();
     let per_seat: Vec<String> = steps.iter().map(|(s, n)| format!("{s} {n}")).collect();
     println!("steps: {} ({total} total)", per_seat.join(", "));
+    for (seat, outcome) in seats.iter().zip(outcomes).filter(|(_, o)| !o.person_decisions.is_empty()) {
+        let numbers: Vec<String> = outcome.person_decisions.iter().map(|i| (i + 1).to_string()).collect();
+        println!("you played seat {seat} at its decision(s) {}", numbers.join(", "));
+    }
     if let Some(usage) = tokens {
-        println!("tokens: {} in, {} out", usage.input_tokens, usage.output_tokens);
+        let cost = usage.cost.map(|c| format!(", cost {c} as the provider reported it")).unwrap_or_default();
+        println!("tokens: {} in, {} out{cost}", usage.input_tokens, usage.output_tokens);
     }
     match replay {
         Some(path) => println!("replay: {}", path.display()),

@@ -129,20 +129,24 @@ fn a_killed_run_resumes_without_redoing_episodes_and_packs_the_same_bundle() {
     let whole = scratch.0.join("whole");
     let killed = scratch.0.join("killed");
 
-    let (reference, _) = bench_json(&[manifest, "--jobs", "2", "--out", whole.to_str().expect("UTF-8")]);
+    // A simulated clock (every episode takes 9 ms) makes the recorded
+    // wallClockMs the same in both runs, so whole bundles compare.
+    let clock = ["--test-clock-ms", "9"];
+    let (reference, _) =
+        bench_json(&[&[manifest, "--jobs", "2", "--out", whole.to_str().expect("UTF-8")], &clock[..]].concat());
     assert_eq!(reference["status"], "complete");
     assert_eq!(reference["verified"], true);
     assert_eq!(reference["episodes"], 24);
 
     // Start the same run and SIGKILL it once the checkpoint shows completed episodes.
     let checkpoint = killed.join("checkpoint.json");
-    run_until_killed(&[manifest, "--jobs", "2", "--out", killed.to_str().expect("UTF-8")], &checkpoint, &[]);
+    let killed_args = [&[manifest, "--jobs", "2", "--out", killed.to_str().expect("UTF-8")], &clock[..]].concat();
+    run_until_killed(&killed_args, &checkpoint, &[]);
     let kept = checkpoint_ids(&checkpoint, "completed");
     let in_progress = checkpoint_ids(&checkpoint, "inProgress");
     assert!(!kept.is_empty() && kept.len() < 24, "killed part-way: {} completed", kept.len());
 
-    let (resumed, stderr) =
-        bench_json(&[manifest, "--jobs", "2", "--out", killed.to_str().expect("UTF-8"), "--resume"]);
+    let (resumed, stderr) = bench_json(&[&killed_args[..], &["--resume"]].concat());
     assert_eq!(resumed["status"], "complete");
     assert_eq!(resumed["resumed"]["kept"], kept.len());
     assert_eq!(resumed["resumed"]["attached"], in_progress.len());
@@ -162,6 +166,20 @@ fn a_killed_run_resumes_without_redoing_episodes_and_packs_the_same_bundle() {
     assert_eq!(resumed["contentDigest"], reference["contentDigest"]);
     assert_eq!(resumed["packageDigest"], reference["packageDigest"]);
     assert_eq!(resumed["verified"], true);
+    // Every episode carries its measured wall clock, in the bundle and on the progress lines.
+    for dir in [&whole, &killed] {
+        let scores: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("bundle/scores.json")).expect("scores"))
+                .expect("JSON");
+        let episodes = scores["episodes"].as_array().expect("episodes");
+        assert_eq!(episodes.len(), 24);
+        for episode in episodes {
+            assert_eq!(episode["selfReportedObservations"]["wallClockMs"], 9, "{episode}");
+        }
+        let report = std::fs::read_to_string(dir.join("report.html")).expect("the report");
+        assert_eq!(report.matches("<td class=\"wall-clock\">9 ms</td>").count(), 24, "{report}");
+    }
+    assert!(stderr.lines().any(|l| l.starts_with("done ") && l.contains(" ms 9 ")), "{stderr}");
 
     // Both bundles verify from disk, and the chart names every task.
     for dir in [&whole, &killed] {

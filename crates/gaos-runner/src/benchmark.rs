@@ -20,9 +20,13 @@
 //!   one) becomes the task's `maxSteps`. The session seed is the plan's seed.
 //! - Each episode's drivers are seeded from its plan entry alone
 //!   ([`EpisodePlan::driver_seed`]), so results do not depend on `jobs`.
-//! - Completed entries record only deterministic observations (`steps`,
-//!   model `tokens`), so a resumed run packs the same bundle as an
-//!   uninterrupted one. Wall-clock time is for progress displays only.
+//! - Completed entries record `steps`, model `tokens`, `cost` and
+//!   `provider` when the driver reports them, and `wallClockMs`, measured on
+//!   [`BenchmarkOptions::clock`] and recorded once when the episode
+//!   completes (a resume never measures a completed episode again). On the
+//!   default monotonic clock two runs differ only in `wallClockMs`; on a
+//!   simulated clock ([`crate::SteppingClock`]) a resumed run packs the same
+//!   bundle as an uninterrupted one.
 //! - The checkpoint is made durable when an episode starts (its in-progress
 //!   entry, before any action) and when it completes: as an fsynced line of
 //!   `checkpoint.json.journal`, with `checkpoint.json` (the §5 shape)

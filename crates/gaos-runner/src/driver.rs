@@ -110,24 +110,37 @@ impl InterruptOutcome {
     }
 }
 
-/// Tokens a model call used (summed over re-asks).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// What a model call used (summed over re-asks).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Usage {
     /// Prompt tokens.
     pub input_tokens: u64,
     /// Completion tokens.
     pub output_tokens: u64,
+    /// What the provider charged, in its own currency units, when it says
+    /// (finite, ≥ 0; e.g. OpenRouter's `usage.cost`).
+    pub cost: Option<f64>,
 }
 
 impl std::ops::Add for Usage {
     type Output = Usage;
 
-    /// The sum of two usages (saturating).
+    /// The sum of two usages (tokens saturating; a cost only one side
+    /// reports is that side's cost).
     fn add(self, other: Usage) -> Usage {
         Usage {
             input_tokens: self.input_tokens.saturating_add(other.input_tokens),
             output_tokens: self.output_tokens.saturating_add(other.output_tokens),
+            cost: add_costs(self.cost, other.cost),
         }
+    }
+}
+
+/// The sum of two optional costs: absent only when both are.
+pub(crate) fn add_costs(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a + b),
+        (one, None) | (None, one) => one,
     }
 }
 
@@ -150,7 +163,7 @@ impl Decision {
         Decision { action, ..Decision::default() }
     }
 
-    /// The decision as JSON (`{action, reasoning?, message?, usage?: {inputTokens, outputTokens}}`),
+    /// The decision as JSON (`{action, reasoning?, message?, usage?: {inputTokens, outputTokens, cost?}}`),
     /// e.g. for transcripts.
     pub fn to_value(&self) -> Value {
         let mut map = Map::new();
@@ -165,6 +178,9 @@ impl Decision {
             let mut u = Map::new();
             u.insert("inputTokens".into(), usage.input_tokens.into());
             u.insert("outputTokens".into(), usage.output_tokens.into());
+            if let Some(cost) = usage.cost {
+                u.insert("cost".into(), Value::Number(cost));
+            }
             map.insert("usage".into(), Value::Object(u));
         }
         Value::Object(map)
@@ -180,6 +196,13 @@ pub trait AgentDriver: Send {
 
     /// A human-readable label.
     fn label(&self) -> &str;
+
+    /// The model provider this driver calls (e.g. `openai`), recorded in a
+    /// benchmark episode's observations; `None` (the default) for drivers
+    /// that call no provider.
+    fn provider(&self) -> Option<&str> {
+        None
+    }
 
     /// Forget conversation context. `run_session` calls it at the start of
     /// a fresh-per-episode run and at every later episode transition; the

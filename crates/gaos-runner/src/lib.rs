@@ -107,6 +107,7 @@
 //!   "finalized"` (another holder finalized), not only `terminal`.
 
 pub mod benchmark;
+pub mod clock;
 pub mod control;
 pub mod driver;
 pub mod drivers;
@@ -116,6 +117,7 @@ pub mod run;
 
 // The session contract lives in gaos-session; re-exported so runner users
 // keep one import path.
+pub use clock::{Clock, ManualClock, MonotonicClock, SteppingClock, Stopwatch};
 pub use control::{ControlChange, Controller, RunControl, RunInput, RunInputs, run_control};
 pub use driver::{AgentDriver, Decision, DriverContext, InterruptMode, InterruptOutcome, InterruptRequest, Usage};
 pub use error::{DriverError, RunError, SessionError};

@@ -6,11 +6,13 @@
 //! commands, their order, the transcript or the outcome.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use gaos_json::Value;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use crate::clock::{Clock, MonotonicClock};
 use crate::control::{ControlChange, Controller, RunInput, RunInputs};
 use crate::driver::{AgentDriver, Decision, DriverContext, InterruptOutcome, InterruptRequest};
 use crate::error::{RunError, SessionError};
@@ -176,6 +178,9 @@ pub struct RunOptions<'a> {
     pub inputs: Option<RunInputs>,
     /// The system prompt every decision's context carries.
     pub system_prompt: Option<String>,
+    /// What [`RunOutcome::wall_clock`] is measured with (default: the
+    /// monotonic clock; tests and reproducible benchmarks pass a simulated one).
+    pub clock: Arc<dyn Clock>,
 }
 
 impl Default for RunOptions<'_> {
@@ -196,6 +201,7 @@ impl<'a> RunOptions<'a> {
             reconnect: ReconnectPolicy::default(),
             inputs: None,
             system_prompt: None,
+            clock: Arc::new(MonotonicClock),
         }
     }
 
@@ -235,6 +241,12 @@ impl<'a> RunOptions<'a> {
         self
     }
 
+    /// Measure the run's wall-clock time with `clock`.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
     /// Re-attach after a transport loss under this policy.
     pub fn reconnect(mut self, reconnect: ReconnectPolicy) -> Self {
         self.reconnect = reconnect;
@@ -266,6 +278,10 @@ pub struct RunOutcome {
     /// The decisions (indexes into `decisions`) a person made after taking
     /// the seat over; empty when the agent decided all.
     pub person_decisions: Vec<u64>,
+    /// From just before the first observe until the terminal observation
+    /// (caller finalization) or the finalize answer (automatic), on
+    /// [`RunOptions::clock`].
+    pub wall_clock: Duration,
 }
 
 impl RunOutcome {
@@ -507,8 +523,17 @@ pub async fn run_session(
     driver: &mut dyn AgentDriver,
     options: RunOptions<'_>,
 ) -> Result<RunOutcome, RunError> {
-    let RunOptions { policy, mut events, presenter, cancel, max_decisions, reconnect, mut inputs, system_prompt } =
-        options;
+    let RunOptions {
+        policy,
+        mut events,
+        presenter,
+        cancel,
+        max_decisions,
+        reconnect,
+        mut inputs,
+        system_prompt,
+        clock,
+    } = options;
     policy.validate()?;
     match handle.state() {
         HandleState::Active | HandleState::Terminal => {}
@@ -533,6 +558,7 @@ pub async fn run_session(
     if cancel.is_cancelled() {
         return Err(RunError::Cancelled);
     }
+    let mut stopwatch = clock.stopwatch();
     let mut observation = observe(handle, &cancel, &reconnect, &mut events).await?;
     let mut observations: Vec<Observation> = Vec::new();
     let mut decisions: Vec<Decision> = Vec::new();
@@ -678,9 +704,14 @@ pub async fn run_session(
 
     presentations.finish().await?;
     match policy.finalize {
-        FinalizeMode::Caller => {
-            Ok(RunOutcome { status: RunStatus::Terminal, observations, decisions, result: None, person_decisions })
-        }
+        FinalizeMode::Caller => Ok(RunOutcome {
+            status: RunStatus::Terminal,
+            observations,
+            decisions,
+            result: None,
+            person_decisions,
+            wall_clock: stopwatch.elapsed(),
+        }),
         FinalizeMode::Automatic => {
             // Finalize is idempotent for one request id: resend it after a loss.
             let mut result = handle.finalize(FinalizeRequest::default()).await;
@@ -695,6 +726,7 @@ pub async fn run_session(
                 resends += 1;
             }
             let result = result?;
+            let wall_clock = stopwatch.elapsed();
             if let Some(events) = events {
                 events.on_finalized(&result);
             }
@@ -704,6 +736,7 @@ pub async fn run_session(
                 decisions,
                 result: Some(result),
                 person_decisions,
+                wall_clock,
             })
         }
     }

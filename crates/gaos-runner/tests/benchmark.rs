@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use gaos_json::{Value, canonical_json, obj};
 use gaos_runner::benchmark::{
@@ -18,8 +19,8 @@ use gaos_runner::benchmark::{
 };
 use gaos_runner::drivers::DriverSettings;
 use gaos_runner::{
-    BoxFuture, CancellationToken, CommandSubmission, Decision, LifecycleHandle, Observation, RunEvents, SessionBinding,
-    SessionError, SessionHandle, SessionResult, SessionTransport,
+    BoxFuture, CancellationToken, CommandSubmission, Decision, LifecycleHandle, ManualClock, Observation, RunEvents,
+    SessionBinding, SessionError, SessionHandle, SessionResult, SessionTransport, SteppingClock,
 };
 
 /// The `gaos benchmark init` template of the reference SDK.
@@ -196,7 +197,7 @@ fn packing_the_reference_vector_reproduces_its_content_and_package_digests() {
         score: 0.5,
         replay: Value::from("line1\n\n"),
         terminal_outcome: obj! { "status" => "won" }.into(),
-        observations: ResourceObservations { steps: 3, tokens: None, extra: Default::default() },
+        observations: ResourceObservations::steps(3),
     };
     let scores = [(plan[0].clone(), 0.5)];
     let run = BenchmarkRun {
@@ -229,6 +230,20 @@ fn packing_the_reference_vector_reproduces_its_content_and_package_digests() {
     std::fs::write(dir.join("scores.json"), packed.files["scores.json"].trim_end()).expect("write");
     let error = gaos_runner::benchmark::read_bundle_dir(&dir).expect_err("altered").to_string();
     assert!(error.contains("scores.json is not in canonical form"), "{error}");
+    // Self-reported observations are not verified, but must have the documented types.
+    let observations = "\"selfReportedObservations\":{\"steps\":3}";
+    assert!(packed.files["scores.json"].contains(observations), "{}", packed.files["scores.json"]);
+    for (bad, field) in [
+        ("{\"steps\":3,\"wallClockMs\":-1}", "wallClockMs"),
+        ("{\"cost\":\"free\",\"steps\":3}", "cost"),
+        ("{\"provider\":\"\",\"steps\":3}", "provider"),
+    ] {
+        let tampered =
+            packed.files["scores.json"].replace(observations, &format!("\"selfReportedObservations\":{bad}"));
+        std::fs::write(dir.join("scores.json"), tampered).expect("write");
+        let error = gaos_runner::benchmark::read_bundle_dir(&dir).expect_err(bad).to_string();
+        assert!(error.contains(&format!("selfReportedObservations: observations.{field}")), "{error}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
     // Only complete runs pack.
     let interrupted = BenchmarkRun { status: BenchmarkStatus::Interrupted, aggregate: None, ..run };
@@ -324,11 +339,17 @@ impl SessionTransport for ToyTransport {
 struct ToyFactory {
     host: Arc<ToyHost>,
     drivers: DriverAssignment,
+    /// Wrap each driver in [`Metered`].
+    metered: bool,
 }
 
 impl ToyFactory {
     fn new(host: &Arc<ToyHost>) -> Self {
-        ToyFactory { host: Arc::clone(host), drivers: DriverAssignment::parse(&["random".into()]).expect("valid") }
+        ToyFactory {
+            host: Arc::clone(host),
+            drivers: DriverAssignment::parse(&["random".into()]).expect("valid"),
+            metered: false,
+        }
     }
 
     fn handle(&self, id: &str) -> Result<Box<dyn SessionHandle>, FactoryError> {
@@ -347,6 +368,9 @@ impl ToyFactory {
         let accepted = self.host.sessions.lock().expect("toy host").get(id).map_or(0, |s| s.commands.len() as u64);
         let mut driver = self.drivers.build("player", plan, &DriverSettings::new(0, "player"))?;
         driver.resume_after(accepted);
+        if self.metered {
+            driver = Box::new(Metered(driver));
+        }
         Ok(EpisodeSeat { handle: self.handle(id)?, driver, accepted })
     }
 }
@@ -384,6 +408,32 @@ impl SessionFactory for ToyFactory {
                 attachment: in_progress.attachment.clone(),
                 attach_receipt_digest: None,
             })
+        })
+    }
+}
+
+/// A driver as a model provider would be: the inner driver's choice, with
+/// 10 + 2 tokens and a cost of 0.25 per decision, from provider `toy-llm`.
+struct Metered(Box<dyn gaos_runner::AgentDriver>);
+
+impl gaos_runner::AgentDriver for Metered {
+    fn id(&self) -> &str {
+        self.0.id()
+    }
+    fn label(&self) -> &str {
+        "metered"
+    }
+    fn provider(&self) -> Option<&str> {
+        Some("toy-llm")
+    }
+    fn act<'a>(
+        &'a mut self,
+        context: gaos_runner::DriverContext<'a>,
+    ) -> BoxFuture<'a, Result<Decision, gaos_runner::DriverError>> {
+        Box::pin(async move {
+            let decision = self.0.act(context).await?;
+            let usage = gaos_runner::Usage { input_tokens: 10, output_tokens: 2, cost: Some(0.25) };
+            Ok(Decision { usage: Some(usage), ..decision })
         })
     }
 }
@@ -437,6 +487,9 @@ impl BenchmarkObserver for Observer {
 const TOY_TASKS: &str = r#"[{"id":"short","seeds":[1,2,3],"episodes":2,"maxSteps":10},
                            {"id":"long","seeds":[4,5],"episodes":3,"maxSteps":10,"weight":2}]"#;
 
+/// What every toy episode measures on the simulated clock of [`toy_run_on`].
+const TOY_EPISODE_MS: u64 = 7;
+
 fn toy_manifest() -> BenchmarkManifest {
     BenchmarkManifest::parse(&manifest_with(TOY_TASKS, "gaos.score.outcome", "weighted-mean")).expect("valid")
 }
@@ -462,6 +515,9 @@ async fn toy_run_on(
     let manifest = toy_manifest();
     let mut run_options = BenchmarkOptions::new(jobs, agent());
     run_options.observer = Some(Arc::new(Observer(Arc::clone(&counting))));
+    // A simulated clock: every episode takes exactly TOY_EPISODE_MS, so
+    // runs compare whole (wallClockMs included) whatever the scheduling.
+    run_options.clock = Arc::new(SteppingClock::new(Duration::from_millis(TOY_EPISODE_MS)));
     options(&mut run_options);
     let scorer = Arc::from(scoring_plugin(&manifest.scoring.plugin).expect("built in"));
     let result = run_benchmark(&manifest, scorer, Arc::new(ToyFactory::new(host)), run_options).await;
@@ -684,6 +740,121 @@ fn an_interrupted_run_resumes_by_attaching_without_repeating_actions() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Advances a simulated clock by `per_decision` at every decision of every
+/// seat: an episode then lasts exactly `per_decision × steps`.
+struct Thinking {
+    clock: ManualClock,
+    per_decision: Duration,
+}
+
+struct ThinkingSeat {
+    clock: ManualClock,
+    per_decision: Duration,
+}
+
+impl RunEvents for ThinkingSeat {
+    fn on_decision(&mut self, _: &Decision) {
+        self.clock.advance(self.per_decision);
+    }
+}
+
+impl BenchmarkObserver for Thinking {
+    fn run_events(&self, _: &EpisodePlan, _: &str) -> Option<Box<dyn RunEvents>> {
+        Some(Box::new(ThinkingSeat { clock: self.clock.clone(), per_decision: self.per_decision }))
+    }
+}
+
+#[test]
+fn each_episode_records_its_wall_clock_time_on_the_run_clock() {
+    let clock = ManualClock::new();
+    let (run, _, _) = runtime().block_on(toy_run(1, |o| {
+        o.clock = Arc::new(clock.clone());
+        o.observer = Some(Arc::new(Thinking { clock: clock.clone(), per_decision: Duration::from_millis(3) }));
+    }));
+    let run = run.expect("completes");
+    assert_eq!(run.checkpoint.completed.len(), plan_episodes(&toy_manifest()).len());
+    for completed in &run.checkpoint.completed {
+        let observations = &completed.observations;
+        assert!(observations.steps > 0);
+        assert_eq!(observations.wall_clock_ms, Some(3 * observations.steps), "{}", completed.plan.episode_id());
+        // The toy's drivers call no provider and report no usage.
+        assert_eq!((observations.tokens, observations.cost, observations.provider.as_deref()), (None, None, None));
+        let recorded = completed.to_value();
+        let recorded = recorded.get("observations").and_then(|o| o.get("wallClockMs"));
+        assert_eq!(recorded, Some(&Value::from(3 * observations.steps)));
+    }
+    // The packed bundle carries them as the episodes' self-reported observations.
+    let manifest = toy_manifest();
+    let packed = pack_run(&manifest, &run, Submission::new("s", "a", AgentKind::Local)).expect("packs");
+    for (episode, completed) in packed.bundle.episodes.iter().zip(&run.checkpoint.completed) {
+        let observations = episode.self_reported_observations.as_ref().expect("observations");
+        assert_eq!(observations.get("wallClockMs"), Some(&Value::from(3 * completed.observations.steps)));
+    }
+}
+
+#[test]
+fn reported_cost_and_tokens_are_summed_per_episode_with_the_drivers_provider() {
+    let manifest = toy_manifest();
+    let host = Arc::new(ToyHost::default());
+    let factory = ToyFactory { metered: true, ..ToyFactory::new(&host) };
+    let mut options = BenchmarkOptions::new(2, agent());
+    options.clock = Arc::new(SteppingClock::new(Duration::from_millis(TOY_EPISODE_MS)));
+    let scorer = Arc::from(scoring_plugin(&manifest.scoring.plugin).expect("built in"));
+    let run = runtime().block_on(run_benchmark(&manifest, scorer, Arc::new(factory), options)).expect("completes");
+    for completed in &run.checkpoint.completed {
+        let observations = &completed.observations;
+        assert_eq!(observations.tokens, Some(12 * observations.steps));
+        assert_eq!(observations.cost, Some(0.25 * observations.steps as f64), "quarters add up exactly");
+        assert_eq!(observations.provider.as_deref(), Some("toy-llm"));
+        assert_eq!(observations.wall_clock_ms, Some(TOY_EPISODE_MS));
+    }
+    // Checkpoint and bundle carry them, and the bundle reads back.
+    let checkpoint = Checkpoint::from_value(&run.checkpoint.to_value()).expect("reads back");
+    assert_eq!(checkpoint, run.checkpoint);
+    let packed = pack_run(&manifest, &run, Submission::new("s", "a", AgentKind::Local)).expect("packs");
+    assert!(packed.files["scores.json"].contains("\"provider\":\"toy-llm\""));
+    let dir = std::env::temp_dir().join(format!("gaos-bundle-metered-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    gaos_runner::benchmark::write_bundle_dir(&dir, &packed.files).expect("writes");
+    assert_eq!(gaos_runner::benchmark::read_bundle_dir(&dir).expect("reads"), packed.bundle);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_resumed_run_keeps_the_wall_clock_times_recorded_before_the_interruption() {
+    let rt = runtime();
+    let dir = std::env::temp_dir().join(format!("gaos-bench-resume-clock-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("checkpoint.json");
+    let host = Arc::new(ToyHost::default());
+    let cancel = CancellationToken::new();
+    let counting = Arc::new(Counting { cancel_after: Some((7, cancel.clone())), ..Counting::default() });
+    let (first, _, _) = rt.block_on(toy_run_on(&host, 2, counting, |o| {
+        o.cancel = cancel.clone();
+        o.checkpoint_path = Some(path.clone());
+    }));
+    let first = first.expect("interrupted");
+    assert!(!first.checkpoint.completed.is_empty() && !first.checkpoint.in_progress.is_empty());
+    let kept: Vec<u64> = first.checkpoint.completed.iter().map(|c| c.plan.index).collect();
+    // The resumed run measures on a clock of its own (every episode 1 s):
+    // only the episodes it finishes carry its measurements.
+    let (second, _, _) = rt.block_on(toy_run_on(&host, 2, Arc::new(Counting::default()), |o| {
+        o.resume = Some(Checkpoint::load(&path).expect("the checkpoint"));
+        o.checkpoint_path = Some(path.clone());
+        o.clock = Arc::new(SteppingClock::new(Duration::from_secs(1)));
+    }));
+    let second = second.expect("completes");
+    assert_eq!(second.status, BenchmarkStatus::Complete);
+    for completed in &second.checkpoint.completed {
+        let expected = if kept.contains(&completed.plan.index) { TOY_EPISODE_MS } else { 1000 };
+        assert_eq!(completed.observations.wall_clock_ms, Some(expected), "{}", completed.plan.episode_id());
+    }
+    // And the file on disk says the same.
+    let on_disk = Checkpoint::load(&path).expect("reads");
+    assert_eq!(on_disk.completed, second.checkpoint.completed);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_failing_episode_stops_the_run_with_its_id() {
     // maxSteps 1 cannot reach any target: the decision limit stops the episode.
@@ -741,7 +912,7 @@ fn the_checkpoint_journal_replays_idempotently_and_ignores_a_torn_tail() {
             score: 1.0,
             replay: Value::from("r\n"),
             terminal_outcome: obj! { "status" => "won" }.into(),
-            observations: ResourceObservations { steps: 2, tokens: None, extra: Default::default() },
+            observations: ResourceObservations::steps(2),
         })
     };
     let lines = [

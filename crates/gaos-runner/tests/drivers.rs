@@ -49,6 +49,17 @@ async fn first_legal_and_scripted() {
     let mut first = FirstLegalDriver::new();
     assert_eq!(decide(&mut first, &legal, 0).await, Ok(legal[0].clone()));
     assert_eq!(decide(&mut first, &[], 0).await, Err(DriverError::NoLegalActions));
+    // Guidance cannot change its choice; its message says the guidance arrived.
+    let observation = Value::Null;
+    let guidance = vec!["take the centre".to_owned()];
+    let context = DriverContext { guidance: &guidance, ..DriverContext::new(&observation, &legal, 1, "s-1", "x") };
+    let decision = first.act(context).await.expect("decides");
+    assert_eq!(decision.action, legal[0]);
+    assert_eq!(decision.message.as_deref(), Some("guidance received (first-legal cannot follow it): take the centre"));
+    assert_eq!(
+        first.act(DriverContext::new(&observation, &legal, 2, "s-1", "x")).await.expect("decides").message,
+        None
+    );
 
     let dir = gaos_testkit::server::TempDir::new("gaos-scripted");
     let path = dir.path().join("moves.jsonl");

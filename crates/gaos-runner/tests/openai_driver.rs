@@ -60,6 +60,15 @@ fn tool_answer(call_id: &str, tool: &str, arguments: &str, prompt: u64, completi
     (200, canonical_json(&answer.into()))
 }
 
+/// `answer` with `usage.cost` set (what OpenRouter-style endpoints add).
+fn with_cost((status, body): (u16, String), cost: f64) -> (u16, String) {
+    let mut answer = gaos_json::parse(&body).expect("JSON");
+    if let Some(Value::Object(usage)) = answer.as_object_mut().and_then(|a| a.get_mut("usage")) {
+        usage.insert("cost".into(), Value::Number(cost));
+    }
+    (status, canonical_json(&answer))
+}
+
 fn text_answer(content: &str) -> (u16, String) {
     let message = obj! { "role" => "assistant", "content" => content };
     let answer = obj! { "choices" => vec![Value::from(obj! { "index" => 0u32, "message" => message })] };
@@ -94,6 +103,22 @@ fn messages(request: &Value) -> &[Value] {
 }
 
 #[tokio::test]
+async fn a_reported_cost_is_summed_over_the_attempts_of_a_decision() {
+    let (base, _provider) = start(vec![
+        with_cost(tool_answer("call_1", "choose_action", r#"{"index":99}"#, 100, 10), 0.25),
+        with_cost(tool_answer("call_2", "choose_action", r#"{"index":2}"#, 120, 8), 0.5),
+    ])
+    .await;
+    let mut driver = OpenAiDriver::new(config(&base)).expect("driver");
+    let legal = legal();
+    let obs = observation(&legal);
+    let decision = driver.act(ctx(&obs, &legal, 0)).await.expect("a decision");
+    assert_eq!(decision.usage, Some(Usage { input_tokens: 220, output_tokens: 18, cost: Some(0.75) }));
+    let usage = decision.to_value();
+    assert_eq!(usage.get("usage").and_then(|u| u.get("cost")), Some(&Value::Number(0.75)));
+}
+
+#[tokio::test]
 async fn reasks_after_an_illegal_answer_and_records_usage() {
     let (base, provider) = start(vec![
         tool_answer("call_1", "choose_action", r#"{"index":99}"#, 100, 10),
@@ -107,7 +132,12 @@ async fn reasks_after_an_illegal_answer_and_records_usage() {
     let decision = driver.act(ctx(&obs, &legal, 0)).await.expect("a decision");
     assert_eq!(decision.action, legal[1]);
     assert_eq!(decision.reasoning.as_deref(), Some("the 9 wins"));
-    assert_eq!(decision.usage, Some(Usage { input_tokens: 230, output_tokens: 22 }), "usage is summed over re-asks");
+    assert_eq!(
+        decision.usage,
+        Some(Usage { input_tokens: 230, output_tokens: 22, cost: None }),
+        "usage is summed over re-asks; no cost when the endpoint reports none"
+    );
+    assert_eq!(driver.provider(), Some("openai"));
 
     let provider = provider.lock().expect("provider");
     assert_eq!(provider.requests.len(), 2, "one re-ask");

@@ -64,6 +64,19 @@ fn outcome_text(outcome: &Value) -> String {
     text
 }
 
+/// An episode's self-reported wall clock (`1520 ms`) and cost (`0.25 (openai)`);
+/// `–` for what the run did not record.
+fn measurements(observations: Option<&Value>) -> (String, String) {
+    let field = |key: &str| observations.and_then(|o| o.get(key));
+    let wall_clock = field("wallClockMs").map_or_else(|| "–".to_owned(), |ms| format!("{} ms", canonical_json(ms)));
+    let cost = match (field("cost"), field("provider").and_then(Value::as_str)) {
+        (Some(cost), Some(provider)) => format!("{} ({provider})", canonical_json(cost)),
+        (Some(cost), None) => canonical_json(cost),
+        (None, _) => "–".to_owned(),
+    };
+    (wall_clock, cost)
+}
+
 /// The report's HTML. `chart_svg` is the `scores.svg` text; the episode
 /// links point into `bundle/` (relative to the report), as `links` says.
 pub fn report_html(
@@ -106,8 +119,9 @@ pub fn report_html(
             "<p>Each episode's link opens it in this host's replay viewer (any token of the host re-simulates it).</p>\n".to_owned()
         }
     });
-    html.push_str("<table id=\"episodes\"><thead><tr><th scope=\"col\">Episode</th><th scope=\"col\">Seed</th><th scope=\"col\">Outcome</th><th scope=\"col\">Score</th><th scope=\"col\">Replay</th></tr></thead><tbody>\n");
+    html.push_str("<table id=\"episodes\"><thead><tr><th scope=\"col\">Episode</th><th scope=\"col\">Seed</th><th scope=\"col\">Outcome</th><th scope=\"col\">Score</th><th scope=\"col\">Wall clock</th><th scope=\"col\">Cost</th><th scope=\"col\">Replay</th></tr></thead><tbody>\n");
     for episode in episodes {
+        let (wall_clock, cost) = measurements(episode.self_reported_observations.as_ref());
         let seed = episode.plan.get("seed").map(canonical_json).unwrap_or_default();
         let file = format!("bundle/{}", episode.file_name());
         let replay = match links {
@@ -122,11 +136,13 @@ pub fn report_html(
             }
         };
         html.push_str(&format!(
-            "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td><td>{}</td><td>{replay}</td></tr>\n",
+            "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td><td>{}</td><td class=\"wall-clock\">{}</td><td class=\"cost\">{}</td><td>{replay}</td></tr>\n",
             escape(&episode.id),
             escape(&seed),
             escape(&outcome_text(&episode.terminal_outcome)),
             escape(&canonical_json(&episode.score)),
+            escape(&wall_clock),
+            escape(&cost),
         ));
     }
     html.push_str("</tbody></table>\n</main>\n</body>\n</html>\n");
@@ -138,6 +154,15 @@ const STYLE: &str = "body{font-family:system-ui,-apple-system,\"Segoe UI\",Robot
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn measurements_show_what_the_run_recorded() {
+        let full = gaos_json::parse(r#"{"cost":0.25,"provider":"openai","steps":3,"wallClockMs":1520}"#).expect("JSON");
+        assert_eq!(measurements(Some(&full)), ("1520 ms".to_owned(), "0.25 (openai)".to_owned()));
+        let old = gaos_json::parse(r#"{"steps":3}"#).expect("JSON");
+        assert_eq!(measurements(Some(&old)), ("–".to_owned(), "–".to_owned()));
+        assert_eq!(measurements(None), ("–".to_owned(), "–".to_owned()));
+    }
 
     #[test]
     fn text_is_escaped_and_paths_are_encoded() {

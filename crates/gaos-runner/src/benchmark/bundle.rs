@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use gaos_json::{Map, Value, canonical_json, canonical_sha256_hex, sha256_hex};
 
-use crate::benchmark::checkpoint::{AgentKind, CompletedEpisode};
+use crate::benchmark::checkpoint::{AgentKind, CompletedEpisode, ResourceObservations};
 use crate::benchmark::error::BenchmarkError;
 use crate::benchmark::manifest::BenchmarkManifest;
 use crate::benchmark::orchestrate::{BenchmarkRun, BenchmarkStatus};
@@ -456,6 +456,11 @@ pub fn read_bundle_dir(root: &Path) -> Result<Bundle, BundleReadError> {
         let map = entry.as_object().ok_or_else(|| at("not an object"))?;
         let field = |key: &str| map.get(key).cloned().ok_or_else(|| at(&format!("no {key}")));
         let id = field("id")?.as_str().map(str::to_owned).ok_or_else(|| at("id is not a string"))?;
+        // Not verified (the name says so), but of the documented shape.
+        if let Some(observations) = map.get("selfReportedObservations") {
+            ResourceObservations::from_value(observations)
+                .map_err(|e| at(&format!("selfReportedObservations: {e}")))?;
+        }
         let mut episode = BundleEpisode {
             id,
             plan: field("plan")?,

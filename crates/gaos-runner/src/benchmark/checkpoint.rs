@@ -2,7 +2,8 @@
 //! durable progress, and its atomic file writes.
 //!
 //! `{schema, manifestDigest, agent: {kind, id}, plan, completed: [{plan,
-//! score, replay, terminalOutcome, observations: {steps, …}}], inProgress?:
+//! score, replay, terminalOutcome, observations: {steps, wallClockMs?, tokens?,
+//! cost?, provider?, …}}], inProgress?:
 //! [{plan, attachment, attachReceiptDigest?}]}`, both lists sorted by plan
 //! index. An in-progress entry carries the opaque attachment a
 //! [`crate::benchmark::SessionFactory`] needs to attach the episode's
@@ -132,39 +133,82 @@ impl AgentIdentity {
     }
 }
 
-/// `observations`: what the runner measured about one episode. Only
-/// deterministic facts are recorded (steps, and tokens when a model reports
-/// them), so an interrupted and resumed run packs the same bundle as an
-/// uninterrupted one.
+/// `observations`: what the runner measured about one episode
+/// (`{steps, wallClockMs?, tokens?, cost?, provider?}`, lifecycle spec §5).
+/// `wallClockMs` is measured on the run's clock
+/// ([`crate::benchmark::BenchmarkOptions::clock`]) and recorded once, when
+/// the episode completes, so a resumed run keeps the value measured before
+/// the interruption; a run on a simulated clock packs the same bundle
+/// whether or not it was interrupted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResourceObservations {
     /// Decisions of the scored seat (≤ the task's `maxSteps`).
     pub steps: u64,
+    /// Milliseconds from the scored seat's first observe until its finalize
+    /// was answered (for an attached episode: in the run that finished it).
+    pub wall_clock_ms: Option<u64>,
     /// Model tokens, when the driver reported usage.
     pub tokens: Option<u64>,
+    /// The summed cost the driver reported, in the provider's currency
+    /// units (finite, ≥ 0); absent when no decision reported one.
+    pub cost: Option<f64>,
+    /// The model provider the scored seat's driver called (e.g. `openai`).
+    pub provider: Option<String>,
     /// Any further fields a checkpoint carried (kept verbatim).
     pub extra: Map,
 }
 
 impl ResourceObservations {
-    /// `{steps, tokens?, …}`.
+    /// Only `steps` measured.
+    pub fn steps(steps: u64) -> Self {
+        ResourceObservations { steps, wall_clock_ms: None, tokens: None, cost: None, provider: None, extra: Map::new() }
+    }
+
+    /// `{steps, wallClockMs?, tokens?, cost?, provider?, …}`.
     pub fn to_value(&self) -> Value {
         let mut map = self.extra.clone();
         map.insert("steps".into(), self.steps.into());
+        if let Some(ms) = self.wall_clock_ms {
+            map.insert("wallClockMs".into(), ms.into());
+        }
         if let Some(tokens) = self.tokens {
             map.insert("tokens".into(), tokens.into());
+        }
+        if let Some(cost) = self.cost {
+            map.insert("cost".into(), Value::Number(cost));
+        }
+        if let Some(provider) = &self.provider {
+            map.insert("provider".into(), provider.clone().into());
         }
         Value::Object(map)
     }
 
-    fn from_value(value: &Value) -> Result<Self, String> {
+    /// Read `observations` (or a bundle's `selfReportedObservations`):
+    /// `steps`, `wallClockMs` and `tokens` non-negative safe integers,
+    /// `cost` a finite non-negative number, `provider` a non-empty string;
+    /// other fields are kept as they are.
+    pub fn from_value(value: &Value) -> Result<Self, String> {
         let mut extra = value.as_object().ok_or("observations must be an object")?.clone();
-        let steps = extra.remove("steps").and_then(|s| s.as_u64()).ok_or("observations.steps must be an integer")?;
-        let tokens = match extra.remove("tokens") {
-            None => None,
-            Some(t) => Some(t.as_u64().ok_or("observations.tokens must be an integer")?),
+        let count = |value: Value, key: &str| {
+            value
+                .as_u64()
+                .filter(|_| value.as_f64().is_some_and(gaos_json::is_safe_integer))
+                .ok_or(format!("observations.{key} must be a non-negative integer"))
         };
-        Ok(ResourceObservations { steps, tokens, extra })
+        let steps = count(extra.remove("steps").ok_or("observations.steps is required")?, "steps")?;
+        let wall_clock_ms = extra.remove("wallClockMs").map(|v| count(v, "wallClockMs")).transpose()?;
+        let tokens = extra.remove("tokens").map(|v| count(v, "tokens")).transpose()?;
+        let cost = match extra.remove("cost") {
+            None => None,
+            Some(Value::Number(cost)) if cost.is_finite() && cost >= 0.0 => Some(cost),
+            Some(_) => return Err("observations.cost must be a finite non-negative number".into()),
+        };
+        let provider = match extra.remove("provider") {
+            None => None,
+            Some(Value::String(provider)) if !provider.is_empty() => Some(provider),
+            Some(_) => return Err("observations.provider must be a non-empty string".into()),
+        };
+        Ok(ResourceObservations { steps, wall_clock_ms, tokens, cost, provider, extra })
     }
 }
 
@@ -472,4 +516,51 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     #[cfg(unix)]
     std::fs::File::open(dir)?.sync_all()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<ResourceObservations, String> {
+        ResourceObservations::from_value(&gaos_json::parse(text).expect("JSON"))
+    }
+
+    #[test]
+    fn observations_round_trip_with_and_without_the_optional_measurements() {
+        let full = r#"{"cost":0.125,"note":"kept","provider":"openai","steps":4,"tokens":900,"wallClockMs":1520}"#;
+        let read = parse(full).expect("valid");
+        assert_eq!(read.steps, 4);
+        assert_eq!(read.wall_clock_ms, Some(1520));
+        assert_eq!(read.tokens, Some(900));
+        assert_eq!(read.cost, Some(0.125));
+        assert_eq!(read.provider.as_deref(), Some("openai"));
+        assert_eq!(read.extra.get("note"), Some(&Value::from("kept")));
+        assert_eq!(canonical_json(&read.to_value()), full, "written back byte for byte");
+        // What older runs recorded (steps only) still reads, and writes no new fields.
+        let old = parse(r#"{"steps":3}"#).expect("an old checkpoint");
+        assert_eq!(old, ResourceObservations::steps(3));
+        assert_eq!(canonical_json(&old.to_value()), r#"{"steps":3}"#);
+    }
+
+    #[test]
+    fn observations_of_the_wrong_type_are_refused_with_the_field_named() {
+        for (text, field) in [
+            (r#"{}"#, "steps"),
+            (r#"{"steps":-1}"#, "steps"),
+            (r#"{"steps":2,"wallClockMs":-5}"#, "wallClockMs"),
+            (r#"{"steps":2,"wallClockMs":1.5}"#, "wallClockMs"),
+            (r#"{"steps":2,"wallClockMs":"12"}"#, "wallClockMs"),
+            (r#"{"steps":2,"tokens":true}"#, "tokens"),
+            (r#"{"steps":2,"cost":-0.5}"#, "cost"),
+            (r#"{"steps":2,"cost":"0.5"}"#, "cost"),
+            (r#"{"steps":2,"provider":""}"#, "provider"),
+            (r#"{"steps":2,"provider":7}"#, "provider"),
+        ] {
+            let error = parse(text).expect_err(text);
+            assert!(error.contains(&format!("observations.{field}")), "{text}: {error}");
+        }
+        // An unsafe integer cannot even be parsed, so it never reaches a checkpoint.
+        assert!(gaos_json::parse(r#"{"steps":2,"wallClockMs":9007199254740993}"#).is_err());
+    }
 }

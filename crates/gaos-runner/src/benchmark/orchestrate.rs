@@ -20,6 +20,8 @@ use crate::benchmark::factory::{EpisodeSeat, SessionFactory};
 use crate::benchmark::manifest::BenchmarkManifest;
 use crate::benchmark::plan::{EpisodePlan, plan_episodes, plan_value};
 use crate::benchmark::scoring::{Aggregate, ScoringPlugin, aggregate_scores};
+use crate::clock::{Clock, MonotonicClock};
+use crate::driver::add_costs;
 use crate::error::RunError;
 use crate::run::{FinalizeMode, RunEvents, RunOptions, RunOutcome, RunPolicy, run_session};
 
@@ -72,6 +74,9 @@ pub struct BenchmarkOptions {
     /// Stop starting episodes and interrupt running ones (they stay in
     /// progress, to be attached by a resume).
     pub cancel: CancellationToken,
+    /// What each episode's `wallClockMs` is measured with (default: the
+    /// monotonic clock; a simulated clock makes bundles reproducible).
+    pub clock: Arc<dyn Clock>,
 }
 
 impl BenchmarkOptions {
@@ -85,6 +90,7 @@ impl BenchmarkOptions {
             max_new_episodes: None,
             observer: None,
             cancel: CancellationToken::new(),
+            clock: Arc::new(MonotonicClock),
         }
     }
 }
@@ -256,6 +262,7 @@ struct Shared {
     factory: Arc<dyn SessionFactory>,
     scorer: Arc<dyn ScoringPlugin>,
     observer: Option<Arc<dyn BenchmarkObserver>>,
+    clock: Arc<dyn Clock>,
     store: Store,
     queue: Mutex<VecDeque<EpisodePlan>>,
     /// Cancelled by the caller or by the first failure.
@@ -285,7 +292,7 @@ pub async fn run_benchmark(
     factory: Arc<dyn SessionFactory>,
     options: BenchmarkOptions,
 ) -> Result<BenchmarkRun, BenchmarkError> {
-    let BenchmarkOptions { jobs, agent, resume, checkpoint_path, max_new_episodes, observer, cancel } = options;
+    let BenchmarkOptions { jobs, agent, resume, checkpoint_path, max_new_episodes, observer, cancel, clock } = options;
     if jobs == 0 {
         return Err(BenchmarkError::Options("jobs must be at least 1".into()));
     }
@@ -323,6 +330,7 @@ pub async fn run_benchmark(
         factory,
         scorer,
         observer,
+        clock,
         store: Store {
             path: checkpoint_path,
             head,
@@ -439,13 +447,15 @@ async fn run_episode(shared: &Shared, plan: &EpisodePlan) -> Result<(), Benchmar
         observer.episode_started(plan, attached);
     }
     let episode_cancel = shared.stop.child_token();
+    let provider = session.seats[0].driver.provider().map(str::to_owned);
     let mut tasks = Vec::with_capacity(session.seats.len());
     for (position, seat) in session.seats.into_iter().enumerate() {
         let scored = position == 0;
         let events = shared.observer.as_ref().and_then(|o| o.run_events(plan, seat.handle.seat()));
         let limit = scored.then(|| plan.max_steps.saturating_sub(seat.accepted));
         let cancel = episode_cancel.clone();
-        tasks.push(tokio::spawn(run_seat(seat, scored, limit, events, cancel)));
+        let clock = Arc::clone(&shared.clock);
+        tasks.push(tokio::spawn(run_seat(seat, scored, limit, events, cancel, clock)));
     }
     let mut outcomes: Vec<(String, u64, Result<RunOutcome, RunError>)> = Vec::with_capacity(tasks.len());
     for task in tasks {
@@ -489,6 +499,8 @@ async fn run_episode(shared: &Shared, plan: &EpisodePlan) -> Result<(), Benchmar
         .filter_map(|d| d.usage)
         .map(|u| u.input_tokens.saturating_add(u.output_tokens))
         .reduce(u64::saturating_add);
+    let cost = outcome.decisions.iter().filter_map(|d| d.usage.and_then(|u| u.cost)).map(Some).fold(None, add_costs);
+    let wall_clock_ms = u64::try_from(outcome.wall_clock.as_millis()).unwrap_or(u64::MAX).min(MAX_SAFE_MS);
     let score = shared.scorer.score(plan, &result.outcome).map_err(|e| fail(format!("{}: {e}", shared.scorer.id())))?;
     if !score.is_finite() {
         return Err(fail(format!("{} returned a non-finite score", shared.scorer.id())));
@@ -499,7 +511,14 @@ async fn run_episode(shared: &Shared, plan: &EpisodePlan) -> Result<(), Benchmar
         score,
         replay,
         terminal_outcome: result.outcome.clone(),
-        observations: ResourceObservations { steps, tokens, extra: Default::default() },
+        observations: ResourceObservations {
+            steps,
+            wall_clock_ms: Some(wall_clock_ms),
+            tokens,
+            cost,
+            provider,
+            extra: Default::default(),
+        },
     };
     shared.store.record(JournalRecord::Completed(completed.clone())).await?;
     if let Some(observer) = &shared.observer {
@@ -507,6 +526,9 @@ async fn run_episode(shared: &Shared, plan: &EpisodePlan) -> Result<(), Benchmar
     }
     Ok(())
 }
+
+/// `wallClockMs` is a JSON safe integer (2^53 − 1 ms is 285 000 years).
+const MAX_SAFE_MS: u64 = (1 << 53) - 1;
 
 /// A host that bound an official score to the manifest must agree with the
 /// orchestrator's score, exactly (the same plugin on the same outcome); a
@@ -533,13 +555,14 @@ async fn run_seat(
     limit: Option<u64>,
     mut events: Option<Box<dyn RunEvents>>,
     cancel: CancellationToken,
+    clock: Arc<dyn Clock>,
 ) -> (String, u64, Result<RunOutcome, RunError>) {
     let EpisodeSeat { handle, mut driver, accepted } = seat;
     let policy = RunPolicy {
         finalize: if scored { FinalizeMode::Automatic } else { FinalizeMode::Caller },
         ..RunPolicy::default()
     };
-    let mut options = RunOptions::new(policy).cancel(cancel.clone());
+    let mut options = RunOptions::new(policy).cancel(cancel.clone()).clock(clock);
     if let Some(events) = events.as_deref_mut() {
         options = options.events(events);
     }

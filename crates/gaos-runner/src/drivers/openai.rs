@@ -244,7 +244,14 @@ impl OpenAiDriver {
         }
         let answer = gaos_json::parse_bytes(&bytes).map_err(|e| provider(format!("the answer is not JSON ({e})")))?;
         let count = |key: &str| answer.get("usage").and_then(|u| u.get(key)).and_then(Value::as_u64).unwrap_or(0);
-        let usage = Usage { input_tokens: count("prompt_tokens"), output_tokens: count("completion_tokens") };
+        // Only some endpoints (e.g. OpenRouter) say what a call cost; a
+        // value that is not a finite non-negative number is not a cost.
+        let cost = answer
+            .get("usage")
+            .and_then(|u| u.get("cost"))
+            .and_then(Value::as_f64)
+            .filter(|c| c.is_finite() && *c >= 0.0);
+        let usage = Usage { input_tokens: count("prompt_tokens"), output_tokens: count("completion_tokens"), cost };
         let message = answer
             .get("choices")
             .and_then(Value::as_array)
@@ -360,6 +367,10 @@ impl AgentDriver for OpenAiDriver {
 
     fn label(&self) -> &str {
         &self.label
+    }
+
+    fn provider(&self) -> Option<&str> {
+        Some("openai")
     }
 
     fn reset(&mut self) {

@@ -284,6 +284,6 @@ pub async fn the_openai_driver_plays_a_whole_match_through_the_host(host: &mut i
     // Counter offers {"n":0..3}: the model's re-asked answer is always the last, n = 3.
     assert_eq!(outcomes[0].commands(), vec![json(r#"{"n":3}"#); 3]);
     let usage = outcomes[0].decisions.iter().filter_map(|d| d.usage).fold(Usage::default(), |a, b| a + b);
-    assert_eq!(usage, Usage { input_tokens: 300, output_tokens: 30 }, "two requests per decision");
+    assert_eq!(usage, Usage { input_tokens: 300, output_tokens: 30, cost: None }, "two requests per decision");
     assert_eq!(result.outcome.get("status"), Some(&Value::from("ended")));
 }
