@@ -96,6 +96,12 @@ fn shapes() -> Vec<Shape> {
             false,
             vec![json!({"requestId": 5}), json!({"requestId": "r", "extensions": 5})],
         ),
+        post(
+            "/v1/sessions/{id}/reset",
+            Who::Alice,
+            true,
+            vec![json!({"seed": "x"}), json!({"seed": -1}), json!({"revision": 1.5}), json!({"levels": 2})],
+        ),
         post("/v1/sessions/{id}/seats/{seat}/token", Who::Operator, true, vec![json!({"seat": 5})]),
         get("/v1/sessions/{id}/snapshot", Who::Alice),
         get("/v1/sessions/{id}/seats", Who::Alice),
