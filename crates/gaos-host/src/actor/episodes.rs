@@ -29,6 +29,7 @@ use gaos_kernel::replay::{RunFinalizeOptions, finalize_run_replay};
 use gaos_kernel::{CommandSubmission, DynReducer, EventBody, Game, SessionEvent, SessionKernel};
 
 use super::SessionActor;
+use super::finalize::identity_perm;
 use crate::config::SessionConfig;
 use crate::envelope::{self, EpisodeMark, Finalization};
 use crate::error::HostError;
@@ -310,55 +311,34 @@ impl SessionActor {
         Err(NoNextLevel::RunOver { status, last })
     }
 
+    /// Every level a run played, in order, the live one last (`None` for a
+    /// session that is not a run). A run is never compacted, so its
+    /// kernels hold every event.
+    pub(super) fn run_transcripts(&self) -> Option<Vec<SessionTranscript>> {
+        self.config.run.as_ref()?;
+        let mut transcripts = self.episodes.finished.clone();
+        transcripts.push(self.kernel.live_transcript());
+        Some(transcripts)
+    }
+
     /// The run replay (`finalize_run_replay` over every level played), or
     /// `None` for a session that is not a run.
     pub(super) fn run_replay_text(&self) -> Option<Result<String, HostError>> {
         let run = self.config.run.as_ref()?;
-        let extensions = match self.replay_extensions() {
-            Ok(extensions) => extensions,
-            Err(e) => return Some(Err(e)),
-        };
-        let mut transcripts = self.episodes.finished.clone();
-        transcripts.push(self.kernel.live_transcript());
-        let mut max = 1u64;
-        for transcript in &transcripts {
-            for event in &transcript.events {
-                if let EventBody::Resolution { inputs, .. } = &event.body {
-                    for input in inputs {
-                        if let Some(n) = input.action.id.strip_prefix("Action ").and_then(|n| n.parse::<u64>().ok()) {
-                            max = max.max(n);
-                        }
-                    }
-                }
-            }
-        }
-        let options = RunFinalizeOptions {
-            seed: self.config.seed,
-            perm: (0..max).collect(),
-            advance_policy: run.advance,
-            visibility: None,
-            extensions,
-            include_host_time: false,
-        };
-        Some(
+        let transcripts = self.run_transcripts()?;
+        let replay = self.replay_extensions().and_then(|extensions| {
+            let options = RunFinalizeOptions {
+                seed: self.config.seed,
+                perm: identity_perm(transcripts.iter().flat_map(|t| t.events.iter())),
+                advance_policy: run.advance,
+                visibility: None,
+                extensions,
+                include_host_time: false,
+            };
             finalize_run_replay(&transcripts, &options)
                 .map(|artifact| artifact.to_jsonl())
-                .map_err(|e| HostError::internal(format!("finalizing the run replay failed: {e}"))),
-        )
-    }
-
-    /// The transcripts of the levels a run already played, each its header
-    /// line then its events (the transcript route prints the live level after).
-    pub(super) fn finished_levels_transcript(&self) -> String {
-        let mut out = String::new();
-        for transcript in &self.episodes.finished {
-            out.push_str(&gaos_json::canonical_json(&transcript.header.to_value()));
-            out.push('\n');
-            for event in &transcript.events {
-                out.push_str(&event.canonical());
-                out.push('\n');
-            }
-        }
-        out
+                .map_err(|e| HostError::internal(format!("finalizing the run replay failed: {e}")))
+        });
+        Some(replay)
     }
 }

@@ -4,21 +4,21 @@
 //! attach receipts in its header.
 
 use gaos_json::{Map, Value, sha256_hex};
-use gaos_kernel::replay::{FinalizeOptions, finalize_replay};
-use gaos_kernel::{EventBody, SessionEvent, SessionTranscript};
+use gaos_kernel::{EventBody, SessionEvent};
 use gaos_session::EXT_ATTACH;
 use gaos_session::receipts::ReceiptLinks;
 use gaos_session::replay_receipts::replay_attach_extension;
 
 use super::SessionActor;
+use super::history::SessionRecord;
 use crate::answers::{Answer, FINALIZE_KEY, fingerprint};
 use crate::config::ReceiptMode;
 use crate::error::HostError;
 use crate::receipts::ReceiptIssuer;
 use crate::storage::{AnswerKind, SessionStatus, WriteBatch, WriteOp};
 
-/// Identity permutation covering every `Action N` id in the transcript.
-fn identity_perm(events: &[SessionEvent]) -> Vec<u64> {
+/// Identity permutation covering every `Action N` id of `events`.
+pub(super) fn identity_perm<'a>(events: impl IntoIterator<Item = &'a SessionEvent>) -> Vec<u64> {
     let mut max = 1u64;
     for event in events {
         if let EventBody::Resolution { inputs, .. } = &event.body {
@@ -33,15 +33,10 @@ fn identity_perm(events: &[SessionEvent]) -> Vec<u64> {
 }
 
 impl SessionActor {
-    /// The replay artifact: a run's over every level it played (episodes.rs),
-    /// any other session's from the stored transcript (history.rs).
+    /// `GET /replay`: the replay artifact of a game that ended (history.rs).
     pub(super) async fn replay_text(&mut self) -> Result<String, HostError> {
         self.ensure_terminal_for_replay()?;
-        if let Some(run) = self.run_replay_text() {
-            return run;
-        }
-        let transcript = self.stored_transcript().await?;
-        replay_of(&transcript, self.replay_extensions()?)
+        Ok(self.session_record().await?.replay)
     }
 
     /// The replay header's `extensions`: the session's attach receipt chain
@@ -118,16 +113,7 @@ impl SessionActor {
         if !self.kernel.is_terminal() {
             return Err(HostError::conflict("not_terminal", "the game has not reached a terminal result yet"));
         }
-        // A run keeps every level's events in memory (runs are never
-        // compacted, checkpoints.rs); any other session reads the store.
-        let (events, replay) = match self.run_replay_text() {
-            Some(run) => (self.kernel.events().iter().cloned().collect::<Vec<_>>(), run?),
-            None => {
-                let transcript = self.stored_transcript().await?;
-                let replay = replay_of(&transcript, self.replay_extensions()?)?;
-                (transcript.events, replay)
-            }
-        };
+        let SessionRecord { events, replay } = self.session_record().await?;
         let evaluation = self.evaluation(map, &replay, &events)?;
         let terminal = events.iter().rev().find_map(|e| match &e.body {
             EventBody::Resolution { result, .. } => Some(result.clone()),
@@ -180,11 +166,4 @@ impl SessionActor {
         self.arm_timers();
         Ok(answer)
     }
-}
-
-fn replay_of(transcript: &SessionTranscript, extensions: Option<Map>) -> Result<String, HostError> {
-    let options = FinalizeOptions { perm: identity_perm(&transcript.events), extensions, ..FinalizeOptions::default() };
-    let artifact = finalize_replay(transcript, &options)
-        .map_err(|e| HostError::internal(format!("finalizing the replay failed: {e}")))?;
-    Ok(artifact.to_jsonl())
 }

@@ -243,21 +243,7 @@ impl SessionActor {
                 let _ = reply.send(answer);
             }
             Command::Transcript { reply } => {
-                let answer = if self.config.run.is_some() {
-                    // The levels a run already played first (episodes.rs);
-                    // a run is never compacted, so its kernels hold every event.
-                    let mut out = self.finished_levels_transcript();
-                    out.push_str(&gaos_json::canonical_json(&self.kernel.session_header().to_value()));
-                    out.push('\n');
-                    for event in self.kernel.events().iter() {
-                        out.push_str(&event.canonical());
-                        out.push('\n');
-                    }
-                    Ok(out)
-                } else {
-                    self.transcript_text().await
-                };
-                let _ = reply.send(answer);
+                let _ = reply.send(self.transcript_text().await);
             }
             Command::Summary { reply } => {
                 let _ = reply.send(self.summary());
