@@ -10,10 +10,11 @@ mod run_support;
 
 use gaos_client::SessionClient;
 use gaos_client::handle::RemoteSessionHandle;
-use gaos_json::{Value, obj};
+use gaos_json::Value;
+use gaos_runner::drivers::FirstLegalDriver;
 use gaos_runner::{
-    AgentDriver, AttachRequest, BoxFuture, Decision, DriverContext, DriverError, FinalizeMode, FinalizeRequest,
-    HandleState, RunOptions, RunPolicy, SessionError, SessionHandle, run_session,
+    AttachRequest, FinalizeMode, FinalizeRequest, HandleState, RunOptions, RunPolicy, SessionError, SessionHandle,
+    run_session,
 };
 use gaos_testkit::http;
 use gaos_testkit::server::TestServer;
@@ -26,28 +27,13 @@ const RUN: &str = r#"{"game":"conformance/counter","participantId":"a","seed":11
     "run":{"levels":[{"levelId":"two","level":{"rounds":2}},{"levelId":"one","level":{"rounds":1}}],
            "advancePolicy":"play-all-levels","advanceOn":"reset"}}"#;
 
-/// Plays `n = 1`.
-struct Ones;
-
-impl AgentDriver for Ones {
-    fn id(&self) -> &str {
-        "ones"
-    }
-    fn label(&self) -> &str {
-        "plays n = 1"
-    }
-    fn act<'a>(&'a mut self, _context: DriverContext<'a>) -> BoxFuture<'a, Result<Decision, DriverError>> {
-        Box::pin(async { Ok(Decision::action(obj! { "n" => 1u32 }.into())) })
-    }
-}
-
 fn caller() -> RunPolicy {
     RunPolicy { finalize: FinalizeMode::Caller, ..RunPolicy::default() }
 }
 
 /// Both seats play the live level to its end; neither finalizes.
 async fn play_level(a: &RemoteSessionHandle, b: &RemoteSessionHandle) {
-    let (mut da, mut db) = (Ones, Ones);
+    let (mut da, mut db) = (FirstLegalDriver::new(), FirstLegalDriver::new());
     let (ra, rb) = tokio::join!(
         run_session(a, &mut da, RunOptions::new(caller())),
         run_session(b, &mut db, RunOptions::new(caller()))

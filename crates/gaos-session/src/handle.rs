@@ -574,22 +574,12 @@ impl<T: SessionTransport> SessionHandle for LifecycleHandle<T> {
             }
             body.insert("revision".into(), revision.into());
             let observation = self.transport.reset(&self.session_id, &Value::Object(body)).await?;
-            if observation.session_id() != self.session_id {
-                return Err(SessionError::Protocol(format!(
-                    "the host answered for session {:?}, not {:?}",
-                    observation.session_id(),
-                    self.session_id
-                )));
-            }
+            // The new level starts past the revision the old one ended at,
+            // so taking it in turns a terminal handle active again.
+            self.note(&observation)?;
             let mut core = self.lock();
-            if observation.revision() >= core.binding.revision {
-                core.binding = observation.binding(&self.seat);
-            }
             core.initial = None;
             core.unanswered = None;
-            if core.state == HandleState::Terminal && !observation.announces_terminal() {
-                core.state = HandleState::Active;
-            }
             Ok(observation)
         })
     }
