@@ -672,6 +672,22 @@ fn results_do_not_depend_on_the_number_of_jobs() {
     assert_eq!(one.aggregate, four.aggregate);
 }
 
+/// A two-job run on `host` cancelled after 7 decisions, checkpointing to
+/// `path`: some episodes are complete, some in progress.
+fn run_cancelled_after_seven_decisions(
+    rt: &tokio::runtime::Runtime,
+    host: &Arc<ToyHost>,
+    path: &std::path::Path,
+) -> BenchmarkRun {
+    let cancel = CancellationToken::new();
+    let counting = Arc::new(Counting { cancel_after: Some((7, cancel.clone())), ..Counting::default() });
+    let (first, _, _) = rt.block_on(toy_run_on(host, 2, counting, |o| {
+        o.cancel = cancel.clone();
+        o.checkpoint_path = Some(path.to_path_buf());
+    }));
+    first.expect("an interrupted run is not an error")
+}
+
 #[test]
 fn an_interrupted_run_resumes_by_attaching_without_repeating_actions() {
     let rt = runtime();
@@ -683,13 +699,7 @@ fn an_interrupted_run_resumes_by_attaching_without_repeating_actions() {
 
     // Cancel after 7 decisions: some episodes are complete, some in progress.
     let host = Arc::new(ToyHost::default());
-    let cancel = CancellationToken::new();
-    let counting = Arc::new(Counting { cancel_after: Some((7, cancel.clone())), ..Counting::default() });
-    let (first, _, _) = rt.block_on(toy_run_on(&host, 2, counting, |o| {
-        o.cancel = cancel.clone();
-        o.checkpoint_path = Some(path.clone());
-    }));
-    let first = first.expect("an interrupted run is not an error");
+    let first = run_cancelled_after_seven_decisions(&rt, &host, &path);
     assert_eq!(first.status, BenchmarkStatus::Interrupted);
     assert!(first.aggregate.is_none());
     assert!(!first.checkpoint.in_progress.is_empty(), "the cancelled episodes stay in progress");
@@ -827,13 +837,7 @@ fn a_resumed_run_keeps_the_wall_clock_times_recorded_before_the_interruption() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = dir.join("checkpoint.json");
     let host = Arc::new(ToyHost::default());
-    let cancel = CancellationToken::new();
-    let counting = Arc::new(Counting { cancel_after: Some((7, cancel.clone())), ..Counting::default() });
-    let (first, _, _) = rt.block_on(toy_run_on(&host, 2, counting, |o| {
-        o.cancel = cancel.clone();
-        o.checkpoint_path = Some(path.clone());
-    }));
-    let first = first.expect("interrupted");
+    let first = run_cancelled_after_seven_decisions(&rt, &host, &path);
     assert!(!first.checkpoint.completed.is_empty() && !first.checkpoint.in_progress.is_empty());
     let kept: Vec<u64> = first.checkpoint.completed.iter().map(|c| c.plan.index).collect();
     // The resumed run measures on a clock of its own (every episode 1 s):
