@@ -131,6 +131,14 @@ fn the_receipt_chain_is_carried_by_the_replay_and_verified() {
     for token in [op.as_str(), session.token("a"), session.token("b")] {
         assert_eq!(receipts(&server, &session, token), chain);
     }
+    // The client reads the same chain, typed, and it verifies.
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let client = gaos_client::SessionClient::new(base, session.token("b")).expect("a client");
+    let typed = runtime.block_on(client.receipts(&session.id)).expect("GET /receipts through the client");
+    let typed_values: Vec<Value> =
+        typed.iter().map(|r| serde_json::to_value(r.to_value().expect("JSON")).expect("JSON")).collect();
+    assert_eq!(typed_values, chain);
+    assert!(gaos_runner::receipts::verify_typed_receipt_chain(&typed).valid);
     assert_error(&get(base, &session.path("receipts"), Some(&session.spectator)), 403, "forbidden");
     let other = create_session(base, op, &json!({"game": "conformance/counter"}));
     assert_error(&get(base, &session.path("receipts"), Some(other.token("a"))), 403, "forbidden");

@@ -9,6 +9,7 @@ use gaos_json::{MAX_SAFE_INTEGER, Value, canonical_json};
 use gaos_kernel::protocol::{PROTOCOL_ID, PROTOCOL_VERSION, is_valid_participant_id};
 use gaos_kernel::{CommandSubmission, SessionBinding, TickEnvelope};
 use gaos_session::SubmissionCounter;
+use gaos_session::receipts::AttachReceipt;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, StatusCode};
 
@@ -655,6 +656,29 @@ impl SessionClient {
         let url = self.session_url(session_id, "result");
         let (_, value) = self.execute(Method::GET, &url, None, true).await?;
         wire::parse_session_result(&value, session_id).map_err(|reason| mismatch(&url, reason))
+    }
+
+    /// `GET /v1/sessions/{id}/receipts`: the session's attach receipt
+    /// chain, oldest first (the operator or a seat of the session), each
+    /// receipt read strictly. Check the chain with
+    /// `gaos_session::receipts::verify_typed_receipt_chain`. A read: resent
+    /// on transport failures like `observe`.
+    pub async fn receipts(&self, session_id: &str) -> Result<Vec<AttachReceipt>, ClientError> {
+        check_session_id(session_id)?;
+        let url = self.session_url(session_id, "receipts");
+        let (_, value) = self.execute(Method::GET, &url, None, true).await?;
+        if value.get("sessionId").and_then(Value::as_str) != Some(session_id) {
+            return Err(mismatch(&url, format!("the answer does not name session {session_id:?}")));
+        }
+        let listed = value
+            .get("receipts")
+            .and_then(Value::as_array)
+            .ok_or_else(|| mismatch(&url, "the answer has no receipts array".to_owned()))?;
+        listed
+            .iter()
+            .enumerate()
+            .map(|(i, r)| AttachReceipt::from_value(r).map_err(|e| mismatch(&url, format!("receipts[{i}]: {e}"))))
+            .collect()
     }
 
     /// A JSON request to another route of the same host (`GET`, `POST` or
