@@ -39,6 +39,11 @@ pub enum SessionCommand {
     Observe(SeatArgs),
     /// Fix the result once the game is over; print it.
     Finalize(SeatArgs),
+    /// Start the next level of a run created with "advanceOn": "reset", once
+    /// the level being played ended; print the new level's envelope.
+    #[command(after_help = "Exit status: 0 the next level started, 1 refused (the level is still \
+        being played, the run is over, the session plays one episode), 2 usage error.")]
+    Reset(SeatArgs),
 }
 
 /// Where the host is.
@@ -118,6 +123,7 @@ pub fn run(command: SessionCommand) -> ExitCode {
             SessionCommand::Act(args) => act(args).await,
             SessionCommand::Observe(args) => observe(args).await,
             SessionCommand::Finalize(args) => finalize(args).await,
+            SessionCommand::Reset(args) => reset(args).await,
         }
     })
 }
@@ -257,6 +263,26 @@ async fn observe(args: SeatArgs) -> ExitCode {
         Err(code) => return code,
     };
     match client.observe(&args.session).await {
+        Ok(answer) => {
+            print_envelope(&answer);
+            ExitCode::SUCCESS
+        }
+        Err(e) => client_failure(&args.host.url(), &e),
+    }
+}
+
+async fn reset(args: SeatArgs) -> ExitCode {
+    let client = match seat_client(&args, None) {
+        Ok(client) => client,
+        Err(code) => return code,
+    };
+    // Reset at the revision the seat sees now: a resend after a lost
+    // answer is then answered without starting a second level.
+    let seen = match client.observe(&args.session).await {
+        Ok(seen) => seen,
+        Err(e) => return client_failure(&args.host.url(), &e),
+    };
+    match client.reset(&args.session, None, Some(seen.envelope.revision as u64)).await {
         Ok(answer) => {
             print_envelope(&answer);
             ExitCode::SUCCESS

@@ -240,3 +240,42 @@ async fn attach_receipts_of_a_run_digest_the_whole_run_and_survive_a_restart() {
     let chain = gaos_runner::receipts::verify_typed_receipt_chain(&[at_level_0, at_level_1, after]);
     assert!(chain.valid, "{:?}", chain.problems);
 }
+
+#[test]
+fn gaos_session_reset_starts_the_next_level_from_a_shell() {
+    let server = TestServer::start(GAOS);
+    let request: serde_json::Value = serde_json::from_str(RUN).expect("the run request");
+    let created = http::post(&server.base_url, "/v1/sessions", Some(&server.operator_token), &request);
+    assert_eq!(created.status, 201, "{}", created.text());
+    let created = created.json();
+    let sid = created["sessionId"].as_str().expect("an id").to_owned();
+    let token = |seat: &str| created["extensions"]["gaos.host.credentials"]["seats"][seat].as_str().unwrap().to_owned();
+    let session = |args: &[&str], seat: &str| {
+        let output = std::process::Command::new(GAOS)
+            .arg("session")
+            .args(args)
+            .args(["--host", &server.base_url, "--session", &sid, "--token", &token(seat)])
+            .output()
+            .expect("run gaos session");
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (code, _, stderr) = session(&["reset"], "a");
+    assert_eq!(code, Some(1), "level 0 is being played: {stderr}");
+    assert!(stderr.contains("level_in_play"), "{stderr}");
+    for _round in 0..2 {
+        for seat in ["a", "b"] {
+            let (code, _, stderr) = session(&["act", "--seat", seat, r#"{"n":1}"#], seat);
+            assert_eq!(code, Some(0), "{stderr}");
+        }
+    }
+    let (code, stdout, stderr) = session(&["reset"], "b");
+    assert_eq!(code, Some(0), "{stderr}");
+    let envelope: serde_json::Value = serde_json::from_str(stdout.trim()).expect("the envelope");
+    assert_eq!(envelope["extensions"]["gaos.session.episode"]["index"], 1, "{envelope}");
+    let (code, _, stderr) = session(&["reset"], "a");
+    assert_eq!(code, Some(1), "level 1 is being played now: {stderr}");
+}
