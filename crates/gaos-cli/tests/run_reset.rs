@@ -123,15 +123,33 @@ async fn reset_starts_the_next_level_once_and_only_when_the_run_allows_it() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let (_, events) = stream.stop();
-    let views: Vec<serde_json::Value> = events
+    let snapshots: Vec<serde_json::Value> = events
         .iter()
         .filter(|e| e.event == "delta")
         .map(|e| serde_json::from_str::<serde_json::Value>(&e.data).expect("a delta"))
         .filter(|d| d["origin"] == "snapshot")
-        .map(|d| d["body"]["view"].clone())
         .collect();
-    assert_eq!(views.len(), 2, "the stream's first snapshot, then the new level's: {events:?}");
-    assert_ne!(views[0], views[1], "the second is level 1's start");
+    assert_eq!(snapshots.len(), 2, "the stream's first snapshot, then the new level's: {events:?}");
+    assert_ne!(snapshots[0]["body"]["view"], snapshots[1]["body"]["view"], "the second is level 1's start");
+    // Transition revisions keep counting across levels, as envelope revisions do.
+    let (ended_at, started_at) =
+        (snapshots[0]["transitionRevision"].as_u64().unwrap(), snapshots[1]["transitionRevision"].as_u64().unwrap());
+    assert!(started_at > ended_at, "{snapshots:?}");
+    let snapshot = |after: Option<u64>| {
+        let query = after.map(|a| format!("?after={a}")).unwrap_or_default();
+        http::get(&server.base_url, &format!("/v1/sessions/{sid}/snapshot{query}"), Some(&a_token))
+    };
+    let earlier_level = snapshot(Some(ended_at));
+    assert_eq!(
+        (earlier_level.status, earlier_level.json()["code"].clone()),
+        (409, "resync_required".into()),
+        "{}",
+        earlier_level.text()
+    );
+    let full = snapshot(None);
+    assert_eq!(full.status, 200, "{}", full.text());
+    assert_eq!(full.json()["transitionRevision"], started_at);
+    assert_eq!(snapshot(Some(started_at)).status, 200);
     // A reset sent without a revision now finds level 1 in play.
     assert_eq!(reset_over_http(&server, &sid, &a_token, "{}").json()["code"], "level_in_play");
 

@@ -65,11 +65,23 @@ impl SessionActor {
         if let Some(reason) = &self.leases.revoked {
             return Err(HostError::revoked(reason));
         }
-        self.kernel.snapshot(seat, after).map(|d| Answer::json(200, &d.to_value())).map_err(|e| match e {
-            // Below the retention floor: 409 resync_required, and the
-            // client asks again without `after` for a full snapshot.
-            e @ gaos_kernel::KernelError::ResyncRequired(_) => crate::error::from_kernel(e),
-            e => HostError::invalid_request(e.to_string()),
+        // `after` names a session transition revision (a run's levels
+        // continue the count); one of an earlier level is below this level's
+        // floor, like a compacted revision.
+        let after = self.level_after(after).map_err(|floor| {
+            crate::error::from_kernel(gaos_kernel::KernelError::ResyncRequired(gaos_kernel::error::ResyncRequired {
+                requested_transition_revision: after.unwrap_or(0),
+                retention_floor: floor,
+                current_transition_revision: self.session_transition_revision(),
+            }))
+        })?;
+        self.kernel.snapshot(seat, after).map(|d| Answer::json(200, &self.session_delta(&d).to_value())).map_err(|e| {
+            match e {
+                // Below the retention floor: 409 resync_required, and the
+                // client asks again without `after` for a full snapshot.
+                e @ gaos_kernel::KernelError::ResyncRequired(_) => crate::error::from_kernel(e),
+                e => HostError::invalid_request(e.to_string()),
+            }
         })
     }
 }

@@ -66,6 +66,9 @@ pub(crate) struct Episodes {
     index: usize,
     /// Added to the live kernel's cursor to give the envelope revision.
     revision_base: u64,
+    /// Added to the live kernel's transition revisions to give what streams
+    /// and snapshots say (`streams.rs`), so they too keep increasing.
+    pub(super) transition_base: u64,
     /// The transcripts of the levels already played, in order.
     pub(super) finished: Vec<SessionTranscript>,
     /// The last reset a seat made (runs that advance on reset).
@@ -106,6 +109,7 @@ impl Episodes {
     /// Move past a finished level to the fresh `next` one.
     fn advance(&mut self, finished: &SessionKernel<DynReducer>) {
         self.revision_base += finished.cursor() + 1;
+        self.transition_base += finished.transition_revision() + 1;
         self.finished.push(finished.live_transcript());
         self.index += 1;
     }

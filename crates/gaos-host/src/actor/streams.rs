@@ -57,15 +57,19 @@ impl SessionActor {
                     .ok_or_else(|| HostError::forbidden(format!("unknown seat {seat:?}")))?;
                 let live = tx.subscribe();
                 let mut initial = Vec::new();
-                if after != Some(self.kernel.transition_revision()) {
-                    // Below the retention floor (a compacted kernel) the
-                    // reader resyncs from a full snapshot instead.
-                    let snapshot = match self.kernel.snapshot(seat, after) {
-                        Err(gaos_kernel::KernelError::ResyncRequired(_)) => self.kernel.snapshot(seat, None),
-                        other => other,
+                if after != Some(self.session_transition_revision()) {
+                    // Below the retention floor (a compacted kernel), or in
+                    // an earlier level of a run, the reader resyncs from a
+                    // full snapshot instead.
+                    let snapshot = match self.level_after(after) {
+                        Ok(after) => match self.kernel.snapshot(seat, after) {
+                            Err(gaos_kernel::KernelError::ResyncRequired(_)) => self.kernel.snapshot(seat, None),
+                            other => other,
+                        },
+                        Err(_) => self.kernel.snapshot(seat, None),
                     }
                     .map_err(|e| HostError::invalid_request(e.to_string()))?;
-                    initial.push(Arc::new(StreamItem { event: "delta", data: canonical_json(&snapshot.to_value()) }));
+                    initial.push(self.delta_item(&snapshot));
                 }
                 Ok(Subscription { initial, live })
             }
@@ -76,12 +80,47 @@ impl SessionActor {
         }
     }
 
+    /// The live transition revision as streams and snapshots count it:
+    /// continuing across a run's levels (each level's kernel counts from 0).
+    pub(super) fn session_transition_revision(&self) -> u64 {
+        self.episodes.transition_base + self.kernel.transition_revision()
+    }
+
+    /// A client's `after` (a session transition revision) as the live
+    /// level's kernel counts it; `Err` with the level's first revision when
+    /// it names an earlier level (the client resyncs).
+    pub(super) fn level_after(&self, after: Option<u64>) -> Result<Option<u64>, u64> {
+        let base = self.episodes.transition_base;
+        match after {
+            Some(after) if after < base => Err(base),
+            after => Ok(after.map(|a| a - base)),
+        }
+    }
+
+    /// A delta of the live level as a stream item, its transition revision
+    /// counted for the session.
+    fn delta_item(&self, delta: &ObservationDelta) -> Arc<StreamItem> {
+        Arc::new(StreamItem { event: "delta", data: canonical_json(&self.session_delta(delta).to_value()) })
+    }
+
+    /// `delta` with its transition revision counted for the session (a copy
+    /// only in a run's later levels).
+    pub(super) fn session_delta<'a>(&self, delta: &'a ObservationDelta) -> std::borrow::Cow<'a, ObservationDelta> {
+        let base = self.episodes.transition_base;
+        if base == 0 {
+            return std::borrow::Cow::Borrowed(delta);
+        }
+        let mut delta = delta.clone();
+        delta.transition_revision += base;
+        std::borrow::Cow::Owned(delta)
+    }
+
     pub(super) fn publish(&self, deltas: &[ObservationDelta]) {
         for delta in deltas {
             if let Some(tx) = self.streams.seats.get(&delta.seat)
                 && tx.receiver_count() > 0
             {
-                let _ = tx.send(Arc::new(StreamItem { event: "delta", data: canonical_json(&delta.to_value()) }));
+                let _ = tx.send(self.delta_item(delta));
             }
         }
         if !deltas.is_empty() && self.streams.spectator.receiver_count() > 0 {
@@ -96,7 +135,7 @@ impl SessionActor {
             if tx.receiver_count() > 0
                 && let Ok(snapshot) = self.kernel.snapshot(seat, None)
             {
-                let _ = tx.send(Arc::new(StreamItem { event: "delta", data: canonical_json(&snapshot.to_value()) }));
+                let _ = tx.send(self.delta_item(&snapshot));
             }
         }
         if self.streams.spectator.receiver_count() > 0 {
@@ -107,7 +146,7 @@ impl SessionActor {
     fn public_frame(&self) -> String {
         canonical_json(&wire::value(&wire::PublicFrame {
             kind: "public",
-            transition_revision: self.kernel.transition_revision(),
+            transition_revision: self.session_transition_revision(),
             tick: self.kernel.tick(),
             view: self.kernel.full_view(),
         }))
