@@ -112,6 +112,9 @@ impl SessionActor {
         }
         let mut delta = delta.clone();
         delta.transition_revision += base;
+        for rejection in &mut delta.rejections {
+            rejection.transition_revision += base;
+        }
         std::borrow::Cow::Owned(delta)
     }
 
