@@ -219,17 +219,14 @@ impl SessionTransport for RemoteTransport {
     fn reset<'a>(
         &'a self,
         session_id: &'a str,
-        request: &'a Value,
+        seed: Option<u32>,
+        revision: u64,
     ) -> BoxFuture<'a, Result<Observation, SessionError>> {
         Box::pin(async move {
-            let seed = match request.get("seed").map(Value::as_u64) {
-                None => None,
-                Some(Some(seed)) if seed <= u64::from(u32::MAX) => Some(seed as u32),
-                Some(_) => return Err(SessionError::InvalidArgument("reset: seed must be a uint32".into())),
-            };
-            let revision = request.get("revision").and_then(Value::as_u64);
             let answer = self
-                .authorized(|| async { self.client.reset(session_id, seed, revision).await.map_err(session_error) })
+                .authorized(|| async {
+                    self.client.reset(session_id, seed, Some(revision)).await.map_err(session_error)
+                })
                 .await?;
             Observation::from_envelope(answer.envelope)
         })

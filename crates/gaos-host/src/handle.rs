@@ -161,12 +161,18 @@ impl SessionTransport for InProcessTransport {
     fn reset<'a>(
         &'a self,
         session_id: &'a str,
-        request: &'a Value,
+        seed: Option<u32>,
+        revision: u64,
     ) -> BoxFuture<'a, Result<Observation, SessionError>> {
         Box::pin(async move {
+            let mut body = gaos_json::Map::new();
+            if let Some(seed) = seed {
+                body.insert("seed".into(), seed.into());
+            }
+            body.insert("revision".into(), revision.into());
             let answer = self
                 .host
-                .reset(&self.caller, session_id, self.presented(), request.clone())
+                .reset(&self.caller, session_id, self.presented(), Value::Object(body))
                 .await
                 .map_err(session_error)?;
             Observation::from_value(&parse_answer(&answer)?, Some(session_id))

@@ -230,15 +230,16 @@ pub trait SessionTransport: Send + Sync {
     /// `POST /v1/sessions/{id}/finalize` with this body; the answer as JSON.
     fn finalize<'a>(&'a self, session_id: &'a str, request: &'a Value) -> BoxFuture<'a, Result<Value, SessionError>>;
 
-    /// `POST /v1/sessions/{id}/reset` with this body (`{"seed"?, "revision"}`):
-    /// the seat's envelope of the level the reset started. The default
-    /// offers none.
+    /// `POST /v1/sessions/{id}/reset` (`{"seed"?, "revision"}`, `revision`
+    /// the one the seat saw the level end at): the seat's envelope of the
+    /// level the reset started. The default offers none.
     fn reset<'a>(
         &'a self,
         session_id: &'a str,
-        request: &'a Value,
+        seed: Option<u32>,
+        revision: u64,
     ) -> BoxFuture<'a, Result<Observation, SessionError>> {
-        let _ = (session_id, request);
+        let _ = (session_id, seed, revision);
         Box::pin(async move {
             Err(SessionError::Unsupported { operation: "reset", why: "this transport has no reset route".into() })
         })
@@ -568,12 +569,7 @@ impl<T: SessionTransport> SessionHandle for LifecycleHandle<T> {
             };
             // The revision the seat saw the level end at: a resend after a
             // lost answer names it again and starts no second level.
-            let mut body = gaos_json::Map::new();
-            if let Some(seed) = seed {
-                body.insert("seed".into(), seed.into());
-            }
-            body.insert("revision".into(), revision.into());
-            let observation = self.transport.reset(&self.session_id, &Value::Object(body)).await?;
+            let observation = self.transport.reset(&self.session_id, seed, revision).await?;
             // The new level starts past the revision the old one ended at,
             // so taking it in turns a terminal handle active again.
             self.note(&observation)?;
