@@ -111,10 +111,10 @@ impl ModuleCore {
         function: HostFn,
         args: &[Arg<'_>],
     ) -> Result<Value, GameError> {
-        match self.call_at(level, function, args)? {
+        self.call_shaped(level, function, args, |answer| match answer {
             Answer::Value(value) => Ok(value),
-            other => Err(self.misread(function, &other)),
-        }
+            other => Err(other),
+        })
     }
 
     /// A text answer (a refusal reason, a view as JSON text).
@@ -124,10 +124,10 @@ impl ModuleCore {
         function: HostFn,
         args: &[Arg<'_>],
     ) -> Result<String, GameError> {
-        match self.call_at(level, function, args)? {
+        self.call_shaped(level, function, args, |answer| match answer {
             Answer::Text(text) => Ok(text),
-            other => Err(self.misread(function, &other)),
-        }
+            other => Err(other),
+        })
     }
 
     /// A new state and what is derived from it (`init`, `advance`).
@@ -137,10 +137,21 @@ impl ModuleCore {
         function: HostFn,
         args: &[Arg<'_>],
     ) -> Result<(String, Vec<Result<Value, String>>), GameError> {
-        match self.call_at(level, function, args)? {
+        self.call_shaped(level, function, args, |answer| match answer {
             Answer::Derived { state, parts } => Ok((state, parts)),
-            other => Err(self.misread(function, &other)),
-        }
+            other => Err(other),
+        })
+    }
+
+    /// One host call whose answer must have the shape `pick` takes.
+    fn call_shaped<T>(
+        &self,
+        level: Option<&str>,
+        function: HostFn,
+        args: &[Arg<'_>],
+        pick: impl FnOnce(Answer) -> Result<T, Answer>,
+    ) -> Result<T, GameError> {
+        pick(self.call_at(level, function, args)?).map_err(|other| self.misread(function, &other))
     }
 
     /// An answer of another shape than the function's: a defect of this
