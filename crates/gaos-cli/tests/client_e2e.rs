@@ -67,7 +67,9 @@ async fn hilo_match_through_session_clients() {
     // An illegal card is a typed 422 and changes nothing.
     let illegal = alice.act(&id, json(r#"{"card":99}"#)).await;
     match &illegal {
-        Err(ClientError::IllegalActionRejected { code, .. }) => assert_eq!(code.as_deref(), Some("illegal_command")),
+        Err(ClientError::IllegalActionRejected { code, .. }) => {
+            assert_eq!(code.as_ref().map(gaos_runner::ErrorCode::as_str), Some("illegal_command"))
+        }
         other => panic!("expected IllegalActionRejected, got {other:?}"),
     }
     assert_eq!(illegal.as_ref().err().and_then(ClientError::status), Some(422));
@@ -96,7 +98,7 @@ async fn hilo_match_through_session_clients() {
     assert_eq!(bob.send_submission(&bob_submission).await.expect("bob retry"), resolved);
     assert_eq!(alice.binding(&id).map(|b| b.revision), Some(0), "alice has not seen the new window yet");
     let stale = alice.act(&id, json(r#"{"card":0}"#)).await;
-    assert_eq!(stale.as_ref().err().and_then(ClientError::code), Some("stale_tick"), "{stale:?}");
+    assert_eq!(stale.as_ref().err().and_then(ClientError::code), Some(&gaos_runner::ErrorCode::StaleTick), "{stale:?}");
     assert_eq!(alice.observe(&id).await.expect("observe").envelope.revision, 1);
 
     // Attach bob after the game advanced: the chain links to alice's receipt.
@@ -109,7 +111,7 @@ async fn hilo_match_through_session_clients() {
     let verdict = verify_receipt_chain(&chain);
     assert!(verdict.valid, "{:?}", verdict.problems);
     let reused = alice.attach(&id, &attach_alice).await;
-    assert_eq!(reused.err().and_then(|e| e.code().map(str::to_owned)).as_deref(), Some("attach_request_reused"));
+    assert_eq!(reused.err().and_then(|e| e.code().map(|c| c.to_string())).as_deref(), Some("attach_request_reused"));
 
     // Rounds 1 and 2 with default submission ids; the last one ends the game.
     let mut last = resolved;
@@ -132,7 +134,7 @@ async fn hilo_match_through_session_clients() {
     assert_eq!(bob.finalize(&id, &FinalizeRequest::default()).await.expect("finalize retry"), result);
     let other = FinalizeRequest { request_id: Some("another".into()), ..FinalizeRequest::default() };
     let conflict = bob.finalize(&id, &other).await;
-    assert_eq!(conflict.err().and_then(|e| e.code().map(str::to_owned)).as_deref(), Some("finalize_conflict"));
+    assert_eq!(conflict.err().and_then(|e| e.code().map(|c| c.to_string())).as_deref(), Some("finalize_conflict"));
     let after = alice.act(&id, json(r#"{"card":0}"#)).await;
     match after {
         Err(ClientError::Api { status: 409, code: Some(code), .. }) => assert_eq!(code, "session_finalized"),
@@ -174,7 +176,7 @@ async fn counter_submissions_use_distinct_ids_and_explicit_cursors() {
     assert_eq!(second.submission_id.as_deref(), Some(format!("a:{}:1", cursor.tick_id).as_str()));
     assert_eq!(a.send_submission(&first).await.expect("first").status, 202);
     let conflict = a.send_submission(&second).await;
-    assert_eq!(conflict.err().and_then(|e| e.code().map(str::to_owned)).as_deref(), Some("conflicting_intent"));
+    assert_eq!(conflict.err().and_then(|e| e.code().map(|c| c.to_string())).as_deref(), Some("conflicting_intent"));
 
     // An explicit id with an explicit cursor is an exact resend.
     let resend = SubmitOptions { submission_id: first.submission_id.clone(), cursor: Some(cursor) };

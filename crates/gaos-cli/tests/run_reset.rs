@@ -43,7 +43,7 @@ async fn play_level(a: &RemoteSessionHandle, b: &RemoteSessionHandle) {
 }
 
 fn code_of(error: &SessionError) -> Option<&str> {
-    error.code()
+    error.code().map(gaos_runner::ErrorCode::as_str)
 }
 
 fn episode_index(observation: &gaos_runner::Observation) -> Option<u64> {

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use gaos_session::ErrorCode;
 use thiserror::Error;
 
 /// Everything a [`crate::SessionClient`] call can fail with.
@@ -16,20 +17,20 @@ use thiserror::Error;
 pub enum ClientError {
     /// HTTP 422: the game refused the command (`illegal_command`). Nothing
     /// changed on the host; pick another action from `legalActions`.
-    #[error("the host refused the command as illegal (HTTP 422{}): {message}", code_suffix(.code.as_deref()))]
+    #[error("the host refused the command as illegal (HTTP 422{}): {message}", code_suffix(.code.as_ref()))]
     IllegalActionRejected {
         /// The host's `error` text (or the raw body when it was not JSON).
         message: String,
         /// The host's `code`, normally `illegal_command`.
-        code: Option<String>,
+        code: Option<ErrorCode>,
     },
     /// Any other non-2xx answer.
-    #[error("the host answered HTTP {status}{}: {message}", code_suffix(.code.as_deref()))]
+    #[error("the host answered HTTP {status}{}: {message}", code_suffix(.code.as_ref()))]
     Api {
         /// The HTTP status.
         status: u16,
         /// The host's stable `code` (e.g. `stale_tick`, `session_finalized`), when it sent one.
-        code: Option<String>,
+        code: Option<ErrorCode>,
         /// The host's `error` text, the raw body, or the status text.
         message: String,
     },
@@ -84,7 +85,7 @@ pub enum ClientError {
     InvalidArgument(String),
 }
 
-fn code_suffix(code: Option<&str>) -> String {
+fn code_suffix(code: Option<&ErrorCode>) -> String {
     code.map(|c| format!(", code {c}")).unwrap_or_default()
 }
 
@@ -99,9 +100,9 @@ impl ClientError {
     }
 
     /// The host's error `code`, when the host answered with one.
-    pub fn code(&self) -> Option<&str> {
+    pub fn code(&self) -> Option<&ErrorCode> {
         match self {
-            ClientError::IllegalActionRejected { code, .. } | ClientError::Api { code, .. } => code.as_deref(),
+            ClientError::IllegalActionRejected { code, .. } | ClientError::Api { code, .. } => code.as_ref(),
             _ => None,
         }
     }
@@ -117,8 +118,12 @@ impl ClientError {
     /// errors, else the variant): `stale_tick`, `http_503`, `transport`, ...
     pub fn label(&self) -> String {
         match self {
-            ClientError::IllegalActionRejected { code, .. } => code.clone().unwrap_or_else(|| "illegal_command".into()),
-            ClientError::Api { status, code, .. } => code.clone().unwrap_or_else(|| format!("http_{status}")),
+            ClientError::IllegalActionRejected { code, .. } => {
+                code.as_ref().map_or_else(|| ErrorCode::IllegalCommand.to_string(), ErrorCode::to_string)
+            }
+            ClientError::Api { status, code, .. } => {
+                code.as_ref().map_or_else(|| format!("http_{status}"), ErrorCode::to_string)
+            }
             ClientError::Transport { .. } => "transport".into(),
             ClientError::Timeout { .. } => "timeout".into(),
             ClientError::ProtocolMismatch { .. } => "protocol_mismatch".into(),

@@ -36,6 +36,7 @@
 //! # }
 //! ```
 
+use gaos_session::ErrorCode;
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
@@ -61,7 +62,7 @@ pub const LEASE_HEADER: &str = "Gaos-Lease";
 pub fn session_error(error: ClientError) -> SessionError {
     match error {
         ClientError::IllegalActionRejected { message, code } => {
-            SessionError::Host { status: 422, code: Some(code.unwrap_or_else(|| "illegal_command".into())), message }
+            SessionError::Host { status: 422, code: Some(code.unwrap_or(ErrorCode::IllegalCommand)), message }
         }
         ClientError::Api { status, code, message } => SessionError::Host { status, code, message },
         e @ (ClientError::Transport { .. } | ClientError::Timeout { .. }) => SessionError::Transport(e.to_string()),
@@ -170,7 +171,7 @@ impl RemoteTransport {
 }
 
 fn is_lease_expired(error: &ClientError) -> bool {
-    matches!(error, ClientError::Api { status: 409, code: Some(code), .. } if code == "lease_expired")
+    matches!(error, ClientError::Api { status: 409, code: Some(ErrorCode::LeaseExpired), .. })
 }
 
 impl SessionTransport for RemoteTransport {

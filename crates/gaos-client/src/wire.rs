@@ -8,6 +8,7 @@
 //! they are re-exported here.
 
 use gaos_json::Value;
+use gaos_session::ErrorCode;
 pub use gaos_session::{
     AttachRequest, EXT_CREDENTIALS, FinalizeRequest, SessionArtifact, SessionAttach, SessionCredentials, SessionResult,
     default_submission_id, encode_uri_component, parse_binding, parse_credentials, parse_session_attach,
@@ -50,10 +51,10 @@ pub fn check_product_path(path: &str) -> Result<(), String> {
 
 /// Decode an error body `{"error": string, "code"?: string}` into
 /// `(message, code)`, falling back to the raw body, then the status text.
-pub fn parse_error_body(status_text: &str, body: &[u8]) -> (String, Option<String>) {
+pub fn parse_error_body(status_text: &str, body: &[u8]) -> (String, Option<ErrorCode>) {
     if let Ok(value) = gaos_json::parse_bytes(body) {
         let message = value.get("error").and_then(Value::as_str).filter(|m| !m.trim().is_empty());
-        let code = value.get("code").and_then(Value::as_str).filter(|c| !c.is_empty()).map(str::to_owned);
+        let code = value.get("code").and_then(Value::as_str).filter(|c| !c.is_empty()).map(ErrorCode::parse);
         if let Some(message) = message {
             return (message.to_owned(), code);
         }

@@ -8,6 +8,7 @@ use gaos_client::wire::{
     parse_tick_envelope,
 };
 use gaos_json::Value;
+use gaos_session::ErrorCode;
 use gaos_session::SessionControllerIdentity;
 use gaos_session::receipts::{AttachReceipt, ReceiptBody};
 
@@ -57,9 +58,12 @@ fn default_submission_ids_follow_the_reference() {
 fn error_bodies_give_message_and_code_with_fallbacks() {
     assert_eq!(
         parse_error_body("Conflict", br#"{"error":"stale","code":"stale_tick"}"#),
-        ("stale".to_owned(), Some("stale_tick".to_owned()))
+        ("stale".to_owned(), Some(ErrorCode::StaleTick))
     );
-    assert_eq!(parse_error_body("Conflict", br#"{"code":"x"}"#), ("Conflict".to_owned(), Some("x".to_owned())));
+    assert_eq!(
+        parse_error_body("Conflict", br#"{"code":"x"}"#),
+        ("Conflict".to_owned(), Some(ErrorCode::Unknown("x".into())))
+    );
     assert_eq!(parse_error_body("Bad Gateway", b"upstream down\n"), ("upstream down".to_owned(), None));
     assert_eq!(parse_error_body("Not Found", b""), ("Not Found".to_owned(), None));
     assert_eq!(parse_error_body("Teapot", br#"{"error":7}"#), (r#"{"error":7}"#.to_owned(), None));
@@ -214,7 +218,7 @@ fn session_results_are_checked() {
 fn errors_say_what_failed() {
     let e = ClientError::Api { status: 409, code: Some("stale_tick".into()), message: "old window".into() };
     assert_eq!(e.to_string(), "the host answered HTTP 409, code stale_tick: old window");
-    assert_eq!((e.status(), e.code(), e.label().as_str()), (Some(409), Some("stale_tick"), "stale_tick"));
+    assert_eq!((e.status(), e.code(), e.label().as_str()), (Some(409), Some(&ErrorCode::StaleTick), "stale_tick"));
     let e = ClientError::IllegalActionRejected { message: "no such card".into(), code: None };
     assert_eq!((e.status(), e.label().as_str()), (Some(422), "illegal_command"));
     let e = ClientError::Api { status: 502, code: None, message: "Bad Gateway".into() };

@@ -15,6 +15,7 @@
 //!   have their own cap: when it is full they answer
 //!   `503 {"error","code":"too_many_streams"}`.
 
+use gaos_session::ErrorCode;
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -24,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::{Body, Bytes, HttpBody};
-use axum::http::{Method, Request, Response, StatusCode};
+use axum::http::{Method, Request, Response};
 use axum::response::IntoResponse;
 use http_body_util::BodyExt;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -245,7 +246,7 @@ fn json_error_head(head: &[u8]) -> Option<Vec<u8>> {
     }
     let status = axum::http::StatusCode::from_u16(status).ok()?;
     let message = format!("{} (refused before routing)", status.canonical_reason().unwrap_or("error"));
-    let body = crate::error::HostError::new(status, &crate::http::error_code_for(status), message).body();
+    let body = crate::error::HostError::new(crate::http::error_code_for(status), message).with_status(status).body();
     let body = gaos_json::canonical_json(&body);
     let at = lower.find("\r\ncontent-length: 0\r\n")?;
     let end = at + "\r\ncontent-length: 0\r\n".len();
@@ -404,8 +405,7 @@ async fn handle(
             Ok(permit) => Some(permit),
             Err(_) => {
                 return HostError::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "too_many_streams",
+                    ErrorCode::TooManyStreams,
                     format!("this host serves at most {} streams at once; retry later", limits.max_streams),
                 )
                 .into_response();

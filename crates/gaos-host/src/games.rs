@@ -112,14 +112,11 @@ pub(crate) fn check_module(
         }
         _ => format!("this host serves {game_id} as a built-in or crate game"),
     };
-    Err(crate::error::HostError::conflict(
-        MODULE_CHANGED,
+    Err(crate::error::HostError::new(
+        gaos_session::ErrorCode::ModuleChanged,
         format!("session {session_id} was created with {created}, but {now}; serve the original module to resume it"),
     ))
 }
-
-/// The error code of [`check_module`].
-pub(crate) const MODULE_CHANGED: &str = "module_changed";
 
 #[cfg(test)]
 mod tests {
@@ -146,7 +143,7 @@ mod tests {
         assert!(check_module(&builtin, "s", "conformance/counter", None).is_ok());
         assert!(check_module(&module, "s", "conformance/counter", Some(&"cd".repeat(32))).is_ok());
         let changed = check_module(&module, "s", "conformance/counter", Some(&"ab".repeat(32))).expect_err("changed");
-        assert_eq!((changed.status.as_u16(), changed.code.as_str()), (409, MODULE_CHANGED));
+        assert_eq!((changed.status.as_u16(), changed.code.as_str()), (409, "module_changed"));
         assert!(changed.message.contains(&"ab".repeat(32)) && changed.message.contains(&"cd".repeat(32)));
         let now_module = check_module(&module, "s", "conformance/counter", None).expect_err("was built in");
         assert!(now_module.message.contains("built-in or crate game"), "{}", now_module.message);

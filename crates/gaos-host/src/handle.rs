@@ -31,6 +31,7 @@
 //! # }
 //! ```
 
+use gaos_session::ErrorCode;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -136,7 +137,7 @@ impl SessionTransport for InProcessTransport {
             let id = submission.session_id.as_str();
             let body = submission.to_value();
             let answer = match self.host.act(&self.caller, id, self.presented(), body.clone()).await {
-                Err(e) if e.code == "lease_expired" && self.holds_lease() => {
+                Err(e) if e.code == ErrorCode::LeaseExpired && self.holds_lease() => {
                     // Lease spec rule 8: renew, then resend the identical submission once.
                     self.host
                         .lease(&self.caller, id, self.presented(), LeaseOp::Renew, None)

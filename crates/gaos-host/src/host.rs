@@ -2,6 +2,7 @@
 //! rehydrated from the store), credentials, and the operations behind every
 //! route. The HTTP layer and in-process callers use the same methods.
 
+use gaos_session::ErrorCode;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -413,8 +414,8 @@ impl Host {
             .ok_or_else(|| HostError::invalid_request("create needs \"game\": the id of a game this host serves"))?;
         let game = self.inner.options.registry.get(game_id).ok_or_else(|| {
             let known: Vec<String> = self.inner.options.registry.list().iter().map(|g| g.game_ref().id).collect();
-            HostError::bad_request(
-                "unknown_game",
+            HostError::new(
+                ErrorCode::UnknownGame,
                 format!("unknown game {game_id:?}; this host serves {}", known.join(", ")),
             )
         })?;
@@ -540,7 +541,7 @@ impl Host {
             blocking(move || reader.load_session(&owned)).await?.is_some()
         };
         if taken {
-            return Err(HostError::conflict("session_exists", format!("a session with id {id:?} already exists")));
+            return Err(HostError::new(ErrorCode::SessionExists, format!("a session with id {id:?} already exists")));
         }
         Ok(())
     }
@@ -572,8 +573,7 @@ impl Host {
             && gaos_json::canonical_json(command).len() > limit
         {
             return Err(HostError::new(
-                axum::http::StatusCode::PAYLOAD_TOO_LARGE,
-                "command_too_large",
+                ErrorCode::CommandTooLarge,
                 format!("a command may be at most {limit} bytes of canonical JSON (this host's --max-command-bytes)"),
             ));
         }
@@ -629,7 +629,7 @@ impl Host {
         };
         let handle = self.session(id).await?;
         if !handle.seats.iter().any(|s| s == &seat) {
-            return Err(HostError::not_found("unknown_seat", format!("session {id} has no seat {seat:?}")));
+            return Err(HostError::new(ErrorCode::UnknownSeat, format!("session {id} has no seat {seat:?}")));
         }
         handle.ask(|reply| Command::Lease { seat, presented, op, operator, reply }).await
     }
@@ -664,7 +664,7 @@ impl Host {
         // Sessions the restart pass has not loaded yet would not see the
         // move before it is acknowledged; it moves once they are live.
         self.inner.startup.finished().await;
-        let now = self.inner.clock.advance(ms).map_err(|e| HostError::not_found("not_found", e))?;
+        let now = self.inner.clock.advance(ms).map_err(|e| HostError::new(ErrorCode::NotFound, e))?;
         let handles: Vec<ActorHandle> = {
             let sessions = self.sessions_read();
             sessions.values().filter_map(|slot| slot.get().cloned()).collect()
@@ -750,7 +750,7 @@ impl Host {
         Self::require_operator(caller)?;
         let handle = self.session(id).await?;
         if !handle.seats.iter().any(|s| s == seat) {
-            return Err(HostError::not_found("unknown_seat", format!("session {id} has no seat {seat:?}")));
+            return Err(HostError::new(ErrorCode::UnknownSeat, format!("session {id} has no seat {seat:?}")));
         }
         let token = new_token("gaos_seat_");
         let record = CredentialRecord {

@@ -13,6 +13,7 @@ mod response;
 
 pub(crate) use json_errors::{code_for as error_code_for, json_errors};
 
+use gaos_session::ErrorCode;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -286,11 +287,11 @@ async fn openapi() -> Response {
 }
 
 async fn not_found() -> HostError {
-    HostError::not_found("not_found", "no such route; see /openapi.json")
+    HostError::new(ErrorCode::NotFound, "no such route; see /openapi.json")
 }
 
 async fn method_not_allowed() -> HostError {
-    HostError::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "this route does not take that method")
+    HostError::new(ErrorCode::MethodNotAllowed, "this route does not take that method")
 }
 
 /// Count requests (for `/metrics`).

@@ -20,10 +20,10 @@
 //! finalize after a restart scores against the same bytes whatever the
 //! registry then holds.
 
+use gaos_session::ErrorCode;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use axum::http::StatusCode;
 use gaos_games::GameRegistry;
 use gaos_json::{Value, canonical_json};
 use gaos_kernel::Game;
@@ -80,7 +80,7 @@ pub(crate) fn bound_manifest(
         // A manifest plans episodes of one task level at one seed; a run's
         // levels are no such episode, so no official score could be bound.
         return Err(unprocessable(
-            "not_planned",
+            ErrorCode::NotPlanned,
             "a multi-level run is no episode a benchmark manifest plans (one task level at one planned seed):              create one session per planned episode, as `gaos bench run` does, or play the run under practice              evaluation",
         ));
     }
@@ -88,8 +88,8 @@ pub(crate) fn bound_manifest(
     Ok(Some(manifest.value().clone()))
 }
 
-fn unprocessable(code: &str, message: impl Into<String>) -> HostError {
-    HostError::new(StatusCode::UNPROCESSABLE_ENTITY, code, message)
+fn unprocessable(code: ErrorCode, message: impl Into<String>) -> HostError {
+    HostError::new(code, message)
 }
 
 /// The manifest an official policy's score is bound to, or `None` for any
@@ -114,7 +114,7 @@ pub(crate) fn bind_manifest(
             Some(manifest) => (*manifest).clone(),
             None => {
                 return Err(unprocessable(
-                    "unknown_manifest",
+                    ErrorCode::UnknownManifest,
                     format!(
                         "this host holds no benchmark manifest with digest {}: pass the manifest in the create \
                          request's \"manifest\" field, or start the host with gaos serve --manifest FILE",
@@ -127,7 +127,7 @@ pub(crate) fn bind_manifest(
     let digest = manifest.digest();
     if digest != official.manifest_digest {
         return Err(unprocessable(
-            "manifest_mismatch",
+            ErrorCode::ManifestMismatch,
             format!(
                 "the policy binds manifest digest {}, but the manifest given has digest {digest}",
                 official.manifest_digest
@@ -137,15 +137,16 @@ pub(crate) fn bind_manifest(
     let identity = (&manifest.benchmark.id, &manifest.benchmark.version);
     if identity != (&official.benchmark_id, &official.benchmark_version) {
         return Err(unprocessable(
-            "manifest_mismatch",
+            ErrorCode::ManifestMismatch,
             format!(
                 "the policy names benchmark {} version {}, the manifest is {} version {}",
                 official.benchmark_id, official.benchmark_version, identity.0, identity.1
             ),
         ));
     }
-    scoring_plugin(&manifest.scoring.plugin)
-        .map_err(|e| unprocessable("unknown_scoring_plugin", format!("this host cannot score the manifest: {e}")))?;
+    scoring_plugin(&manifest.scoring.plugin).map_err(|e| {
+        unprocessable(ErrorCode::UnknownScoringPlugin, format!("this host cannot score the manifest: {e}"))
+    })?;
     Ok(Some(manifest))
 }
 
@@ -177,29 +178,29 @@ pub(crate) fn check_planned(
     // game; the replay check at finalize still binds the module's game.
     if registry.get(adapter).is_some() && &game_id != adapter {
         return Err(unprocessable(
-            "not_planned",
+            ErrorCode::NotPlanned,
             format!("the manifest benchmarks game {adapter}, this session plays {game_id}"),
         ));
     }
     let task = manifest.task(level_id).ok_or_else(|| {
         let tasks: Vec<&str> = manifest.tasks.iter().map(|t| t.id.as_str()).collect();
         unprocessable(
-            "not_planned",
+            ErrorCode::NotPlanned,
             format!("levelId {level_id:?} is no task of the manifest (tasks: {})", tasks.join(", ")),
         )
     })?;
     if !task.seeds.contains(&seed) {
         return Err(unprocessable(
-            "not_planned",
+            ErrorCode::NotPlanned,
             format!("seed {seed} is not planned for task {:?} (seeds: {:?})", task.id, task.seeds),
         ));
     }
     let expected = planned_level(game.as_ref(), task).ok_or_else(|| {
-        unprocessable("not_planned", format!("game {game_id} has no level {:?} for the task", task.id))
+        unprocessable(ErrorCode::NotPlanned, format!("game {game_id} has no level {:?} for the task", task.id))
     })?;
     if canonical_json(&expected) != canonical_json(level) {
         return Err(unprocessable(
-            "not_planned",
+            ErrorCode::NotPlanned,
             format!(
                 "the level differs from the game's level {:?} with the task's maxSteps; an official episode plays \
                  the planned level (omit \"level\", or send {})",

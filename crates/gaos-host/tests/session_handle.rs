@@ -86,7 +86,7 @@ impl GateHost for InProcess {
     async fn attach_raw(&self, session_id: &str, seat: &str, body: &Value) -> Result<(), String> {
         let caller = self.host().caller(Some(&self.tokens.get(session_id, seat))).expect("caller");
         let answer = self.host().attach(&caller, session_id, Presented::default(), body.clone()).await;
-        answer.map(drop).map_err(|e| e.code)
+        answer.map(drop).map_err(|e| e.code.to_string())
     }
 
     async fn finalize_raw(&self, session_id: &str, body: &Value) -> String {

@@ -46,7 +46,7 @@ impl SeatLog {
             }
             Err(error) => {
                 entry.insert("accepted".into(), false.into());
-                entry.insert("code".into(), error.code.clone().into());
+                entry.insert("code".into(), error.code.as_str().into());
             }
         }
         if decisions.len() == MAX_LOGGED_DECISIONS {

@@ -2,6 +2,7 @@
 //! finds the seat a call is for ([`SeatSource`]) and converts between MCP
 //! and [`crate::tools`]; the tools do the rest.
 
+use gaos_session::ErrorCode;
 use std::sync::Arc;
 
 use gaos_session::SessionError;
@@ -56,7 +57,10 @@ impl GaosMcpServer {
                     .get::<axum::http::request::Parts>()
                     .and_then(|parts| parts.extensions.get::<McpCaller>())
                     .ok_or_else(|| {
-                        ToolError::new("unauthorized", "this request carries no seat token (Authorization: Bearer)")
+                        ToolError::new(
+                            ErrorCode::Unauthorized,
+                            "this request carries no seat token (Authorization: Bearer)",
+                        )
                     })?;
                 registry.attachment(caller).seat().await
             }

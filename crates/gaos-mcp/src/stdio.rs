@@ -1,6 +1,7 @@
 //! The stdio transport: `gaos mcp --host URL --session ID --seat S`, one
 //! seat attached once at startup.
 
+use gaos_session::ErrorCode;
 use std::sync::Arc;
 
 use gaos_session::SessionError;
@@ -16,7 +17,7 @@ use crate::server::{GaosMcpServer, SeatSource};
 /// which lapses unless renewed; a busy host) are retried on the next tool
 /// call.
 pub fn is_permanent_attach_failure(error: &SessionError) -> bool {
-    let transient = error.code() == Some("writer_conflict") || matches!(error.status(), Some(429 | 500..=599));
+    let transient = error.code() == Some(&ErrorCode::WriterConflict) || matches!(error.status(), Some(429 | 500..=599));
     !transient
 }
 

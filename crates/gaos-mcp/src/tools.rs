@@ -8,6 +8,7 @@
 //! here before anything is sent, and host refusals change nothing on the
 //! host, so a failed call never changes the session.
 
+use gaos_session::ErrorCode;
 use std::time::Duration;
 
 use gaos_json::{MAX_SAFE_INTEGER, Map, Value, sha256_hex};
@@ -250,7 +251,7 @@ pub async fn call_tool(seat: &dyn SeatSession, name: &str, arguments: Option<&Ar
         "replay" => replay(seat, arguments).await,
         "reset" => crate::recipe::reset(seat, arguments).await,
         "transcript" => crate::recipe::transcript(seat, arguments).await,
-        other => Err(ToolError::new("unknown_tool", format!("there is no tool {other:?}"))),
+        other => Err(ToolError::new(ErrorCode::UnknownTool, format!("there is no tool {other:?}"))),
     };
     result.unwrap_or_else(|error| ToolOutput::error(&error))
 }
@@ -338,7 +339,10 @@ async fn act(seat: &dyn SeatSession, arguments: &Arguments) -> Result<ToolOutput
                     Turn::Waiting { seats, .. } if !seats.is_empty() => format!("waiting for {}", seats.join(", ")),
                     _ => "the game lists none now; send the command form with {\"command\": ...}".to_owned(),
                 };
-                return Err(ToolError::new("no_legal_actions", format!("act: no legal actions are listed ({why})")));
+                return Err(ToolError::new(
+                    ErrorCode::NoLegalActions,
+                    format!("act: no legal actions are listed ({why})"),
+                ));
             }
             let position = usize::try_from(index).ok().filter(|i| *i < legal.len()).ok_or_else(|| {
                 ToolError::invalid_argument(format!(
@@ -469,7 +473,7 @@ async fn finalize(seat: &dyn SeatSession, arguments: &Arguments) -> Result<ToolO
         Ok(result) => result,
         // Another request fixed the result first (another client of the
         // session, with its own request id): read the result it fixed.
-        Err(e) if e.code() == Some("finalize_conflict") => seat.result().await?,
+        Err(e) if e.code() == Some(&ErrorCode::FinalizeConflict) => seat.result().await?,
         Err(e) => return Err(e.into()),
     };
     let mut structured = result.to_value().as_object().cloned().unwrap_or_default();

@@ -237,7 +237,7 @@ async fn a_seat_with_a_live_claim_is_not_taken_twice() {
     let created = test.create(&hilo(3, 2)).await;
     let _bob = test.attach(&created, "bob", CLAIM).await;
     let second = test.try_attach(&created, "bob", CLAIM).await.expect_err("one writer per seat");
-    assert_eq!(second.code(), Some("writer_conflict"), "{second}");
+    assert_eq!(second.code(), Some(&gaos_session::ErrorCode::WriterConflict), "{second}");
     assert!(!is_permanent_attach_failure(&second), "a live claim may lapse: retried on the next call");
     // The creator's claim blocks a new claim on alice until it lapses...
     let blocked = test.try_attach(&created, "alice", CLAIM).await.expect_err("the creator holds alice");

@@ -122,7 +122,7 @@ pub use control::{ControlChange, Controller, RunControl, RunInput, RunInputs, ru
 pub use driver::{AgentDriver, Decision, DriverContext, InterruptMode, InterruptOutcome, InterruptRequest, Usage};
 pub use error::{DriverError, RunError, SessionError};
 pub use gaos_session::{
-    ActOptions, AttachReceipt, AttachRequest, BoxFuture, CommandSubmission, ControllerKind, EpisodeIdentity,
+    ActOptions, AttachReceipt, AttachRequest, BoxFuture, CommandSubmission, ControllerKind, EpisodeIdentity, ErrorCode,
     EvaluationPolicy, ExistingHead, FinalizeRequest, HandleState, LifecycleHandle, Observation, ObserveOptions,
     SessionArtifact, SessionBinding, SessionControllerIdentity, SessionHandle, SessionPolicy, SessionResult,
     SessionTransport, adopt_existing, announces_terminal, create_session_handle_from_existing, forward_session_handle,

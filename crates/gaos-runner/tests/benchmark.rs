@@ -5,6 +5,7 @@
 //! End-to-end runs through gaos-host and the `gaos bench` binary live in
 //! gaos-host and gaos-cli.
 
+use gaos_runner::ErrorCode;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -275,7 +276,7 @@ impl ToyHost {
 
     fn envelope(&self, id: &str) -> Result<Observation, SessionError> {
         let sessions = self.sessions.lock().expect("toy host");
-        let session = sessions.get(id).ok_or_else(|| SessionError::host(404, "unknown_session", id))?;
+        let session = sessions.get(id).ok_or_else(|| SessionError::host(404, ErrorCode::UnknownSession, id))?;
         let n = session.commands.len() as u64;
         let total = Self::total(session);
         let done = total >= session.target;
@@ -304,7 +305,8 @@ impl SessionTransport for ToyTransport {
             let id = submission.session_id.as_str();
             {
                 let mut sessions = self.host.sessions.lock().expect("toy host");
-                let session = sessions.get_mut(id).ok_or_else(|| SessionError::host(404, "unknown_session", id))?;
+                let session =
+                    sessions.get_mut(id).ok_or_else(|| SessionError::host(404, ErrorCode::UnknownSession, id))?;
                 let submission_id = submission.submission_id.clone().unwrap_or_default();
                 // Exact retries are idempotent, as on a real host.
                 if !session.submission_ids.contains(&submission_id) {
@@ -319,7 +321,7 @@ impl SessionTransport for ToyTransport {
     fn finalize<'a>(&'a self, id: &'a str, _: &'a Value) -> BoxFuture<'a, Result<Value, SessionError>> {
         Box::pin(async move {
             let mut sessions = self.host.sessions.lock().expect("toy host");
-            let session = sessions.get_mut(id).ok_or_else(|| SessionError::host(404, "unknown_session", id))?;
+            let session = sessions.get_mut(id).ok_or_else(|| SessionError::host(404, ErrorCode::UnknownSession, id))?;
             if let Some(result) = &session.finalized {
                 return Ok(result.clone());
             }

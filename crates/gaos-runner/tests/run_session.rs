@@ -4,6 +4,7 @@
 //! optional "other seat still thinking" pending answers. End-to-end tests
 //! through the real host live in gaos-host and gaos-cli.
 
+use gaos_runner::ErrorCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -133,16 +134,16 @@ impl SessionTransport for Toy {
             self.0.submits.fetch_add(1, Ordering::SeqCst);
             let mut state = self.0.state();
             if state.finalized.is_some() {
-                return Err(SessionError::host(409, "session_finalized", "finalized"));
+                return Err(SessionError::host(409, ErrorCode::SessionFinalized, "finalized"));
             }
             if state.commands.len() >= self.0.steps {
-                return Err(SessionError::host(409, "terminal", "the game ended"));
+                return Err(SessionError::host(409, ErrorCode::Terminal, "the game ended"));
             }
             if submission.revision != state.commands.len() as f64 {
-                return Err(SessionError::host(409, "stale_tick", "stale"));
+                return Err(SessionError::host(409, ErrorCode::StaleTick, "stale"));
             }
             if submission.command.as_ref().and_then(|c| c.get("n")).and_then(Value::as_u64).is_some_and(|n| n > 2) {
-                return Err(SessionError::host(422, "illegal_command", "n must be 0, 1 or 2"));
+                return Err(SessionError::host(422, ErrorCode::IllegalCommand, "n must be 0, 1 or 2"));
             }
             let id = submission.submission_id.clone().expect("the handle sends an id");
             state.submission_ids.push(id);
@@ -162,10 +163,10 @@ impl SessionTransport for Toy {
                 if *stored == canonical {
                     return Ok(result.clone());
                 }
-                return Err(SessionError::host(409, "finalize_conflict", "other request"));
+                return Err(SessionError::host(409, ErrorCode::FinalizeConflict, "other request"));
             }
             if state.commands.len() < self.0.steps {
-                return Err(SessionError::host(409, "not_terminal", "not yet"));
+                return Err(SessionError::host(409, ErrorCode::NotTerminal, "not yet"));
             }
             let outcome = obj! { "moves" => state.commands.len(), "commands" => Value::Array(state.commands.clone()) };
             let result: Value =
@@ -262,7 +263,7 @@ async fn submission_ids_count_per_tick_like_the_reference() {
         }
         fn submit<'a>(&'a self, s: &'a CommandSubmission) -> BoxFuture<'a, Result<Observation, SessionError>> {
             self.0.lock().expect("ids").push(s.submission_id.clone().expect("id"));
-            Box::pin(async { Err(SessionError::host(422, "illegal_command", "no")) })
+            Box::pin(async { Err(SessionError::host(422, ErrorCode::IllegalCommand, "no")) })
         }
         fn finalize<'a>(&'a self, _: &'a str, _: &'a Value) -> BoxFuture<'a, Result<Value, SessionError>> {
             Box::pin(async { Err(SessionError::Transport("unused".into())) })
@@ -706,7 +707,7 @@ async fn policy_limits_and_driver_failures_are_typed_errors() {
     host.state().finalized = Some((String::new(), Value::Null));
     let h = handle(&host);
     let error = run_session(&h, &mut script, RunOptions::new(unpaced())).await.expect_err("refused");
-    assert!(matches!(&error, RunError::Session(e) if e.code() == Some("session_finalized")), "{error:?}");
+    assert!(matches!(&error, RunError::Session(e) if e.code() == Some(&ErrorCode::SessionFinalized)), "{error:?}");
 }
 
 #[tokio::test]

@@ -2,6 +2,7 @@
 
 use thiserror::Error;
 
+use crate::error_code::ErrorCode;
 use crate::state::HandleState;
 
 /// Everything a [`crate::SessionHandle`] call can fail with. In-process and
@@ -15,12 +16,12 @@ pub enum SessionError {
     /// stable error code: e.g. 422 `illegal_command`, 409 `stale_tick`,
     /// `not_terminal`, `session_finalized`, `finalize_conflict`,
     /// `lease_expired`, `writer_conflict`; 410 `revoked`.
-    #[error("the host refused the request (HTTP {status}{}): {message}", code_suffix(.code.as_deref()))]
+    #[error("the host refused the request (HTTP {status}{}): {message}", code_suffix(.code.as_ref()))]
     Host {
         /// HTTP status.
         status: u16,
         /// The host's stable error code, when it sent one.
-        code: Option<String>,
+        code: Option<ErrorCode>,
         /// The host's message.
         message: String,
     },
@@ -88,13 +89,13 @@ pub enum SessionError {
     },
 }
 
-fn code_suffix(code: Option<&str>) -> String {
+fn code_suffix(code: Option<&ErrorCode>) -> String {
     code.map(|c| format!(", code {c}")).unwrap_or_default()
 }
 
 impl SessionError {
     /// A host refusal with a code.
-    pub fn host(status: u16, code: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn host(status: u16, code: impl Into<ErrorCode>, message: impl Into<String>) -> Self {
         SessionError::Host { status, code: Some(code.into()), message: message.into() }
     }
 
@@ -107,9 +108,9 @@ impl SessionError {
     }
 
     /// The host's error code of a host refusal.
-    pub fn code(&self) -> Option<&str> {
+    pub fn code(&self) -> Option<&ErrorCode> {
         match self {
-            SessionError::Host { code, .. } => code.as_deref(),
+            SessionError::Host { code, .. } => code.as_ref(),
             _ => None,
         }
     }
@@ -134,6 +135,6 @@ impl SessionError {
     /// The seat's controller lease lapsed (HTTP 409 `lease_expired`): renew
     /// and resend the same submission (lease spec rule 8; handles do this).
     pub fn is_lease_expired(&self) -> bool {
-        self.code() == Some("lease_expired")
+        self.code() == Some(&ErrorCode::LeaseExpired)
     }
 }

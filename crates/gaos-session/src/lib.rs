@@ -10,6 +10,7 @@
 //!   a [`SessionTransport`] (`gaos-host`: in process; `gaos-client`: HTTP).
 //!   [`forward_session_handle!`] gives a wrapper type the contract.
 //! - [`Observation`] (a checked envelope and its readings), [`SessionError`],
+//!   [`ErrorCode`] (every code a host answers, with its HTTP status),
 //!   [`HandleState`].
 //! - [`SessionPolicy`] and [`SessionControllerIdentity`] (lifecycle spec §2),
 //!   attach receipts and chain checks ([`receipts`], §3), adopting an
@@ -30,6 +31,7 @@ pub mod answers;
 pub mod benchmark;
 pub mod episode_host;
 pub mod error;
+pub mod error_code;
 pub mod extensions;
 pub mod handle;
 pub mod observation;
@@ -48,6 +50,7 @@ pub use answers::{
 };
 pub use episode_host::{CreatedSession, EpisodeHost, reissued_token};
 pub use error::SessionError;
+pub use error_code::ErrorCode;
 pub use extensions::{EXT_ATTACH, EXT_CREDENTIALS, EXT_EPISODE, EXT_FINALIZATION, EXT_LEASE, EXT_POLICY};
 pub use gaos_kernel::{CommandSubmission, SessionBinding};
 pub use handle::{

@@ -2,6 +2,7 @@
 //! lease), then the kernel and the store, one act at a time or a batch of
 //! acts that arrived together in one durable write.
 
+use gaos_session::ErrorCode;
 use std::sync::Arc;
 
 use gaos_json::Value;
@@ -136,7 +137,7 @@ impl SessionActor {
     async fn act_precheck(&mut self, seat: &str, presented: &Presented, body: Value) -> Result<ActStep, HostError> {
         self.ensure_writable()?;
         let Some(map) = body.as_object() else {
-            return Err(HostError::bad_request("invalid_submission", "a command submission must be a JSON object"));
+            return Err(HostError::new(ErrorCode::InvalidSubmission, "a command submission must be a JSON object"));
         };
         match map.get("participantId") {
             Some(Value::String(p)) if p == seat => {}
@@ -144,15 +145,15 @@ impl SessionActor {
                 return Err(HostError::forbidden(format!("this token acts for seat {seat:?}, not {p:?}")));
             }
             _ => {
-                return Err(HostError::bad_request(
-                    "invalid_submission",
+                return Err(HostError::new(
+                    ErrorCode::InvalidSubmission,
                     format!("participantId must be the token's seat {seat:?}"),
                 ));
             }
         }
         if map.get("sessionId").and_then(Value::as_str) != Some(self.id.as_str()) {
-            return Err(HostError::bad_request(
-                "wrong_session",
+            return Err(HostError::new(
+                ErrorCode::WrongSession,
                 format!("the submission's sessionId must be {:?} (the session in the URL)", self.id),
             ));
         }

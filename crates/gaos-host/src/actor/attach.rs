@@ -3,6 +3,7 @@
 //! and the receipt chain (`GET /receipts`).
 
 use gaos_json::{Map, Value, canonical_json};
+use gaos_session::ErrorCode;
 
 use super::SessionActor;
 use crate::answers::{Answer, fingerprint, seat_key};
@@ -57,11 +58,11 @@ impl SessionActor {
             return Err(HostError::invalid_request("extensions must be a JSON object"));
         }
         if self.status == SessionStatus::Finalized {
-            return Err(HostError::conflict("session_finalized", "a finalized session cannot be attached"));
+            return Err(HostError::new(ErrorCode::SessionFinalized, "a finalized session cannot be attached"));
         }
         self.ensure_writable()?;
         if !self.policy.attachable() {
-            return Err(HostError::conflict("not_attachable", "this session's policy says it is not attachable"));
+            return Err(HostError::new(ErrorCode::NotAttachable, "this session's policy says it is not attachable"));
         }
         let request = fingerprint(&body);
         let key = seat_key(seat, &request_id);
@@ -74,16 +75,16 @@ impl SessionActor {
                     .map_err(HostError::internal)?;
                 return Ok(Answer { status: stored.status, body });
             }
-            return Err(HostError::conflict(
-                "attach_request_reused",
+            return Err(HostError::new(
+                ErrorCode::AttachRequestReused,
                 format!("attach request {request_id:?} was already used at another revision or with another body"),
             ));
         }
         if let (Some(pinned), Some(controller)) = (&self.pinned_controller, map.get("controller"))
             && canonical_json(pinned) != canonical_json(controller)
         {
-            return Err(HostError::conflict(
-                "controller_mismatch",
+            return Err(HostError::new(
+                ErrorCode::ControllerMismatch,
                 "the attach controller differs from the session's pinned controller identity",
             ));
         }

@@ -20,6 +20,7 @@
 //! (`actor/reset.rs`), so a level of such a run is live once its
 //! predecessor ended and its reset is durable.
 
+use gaos_session::ErrorCode;
 use std::sync::Arc;
 
 use gaos_json::{Map, Value};
@@ -243,8 +244,8 @@ impl SessionActor {
         }
         let revision = revision as u64;
         if revision < base {
-            return Err(HostError::conflict(
-                "stale_tick",
+            return Err(HostError::new(
+                ErrorCode::StaleTick,
                 format!(
                     "revision {revision} belongs to an earlier level of this run; observe the current one ({})",
                     self.revision()

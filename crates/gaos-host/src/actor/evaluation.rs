@@ -15,6 +15,7 @@
 //! decisions of the scored seat than the task's `maxSteps`
 //! (`coverage_unmet`).
 
+use gaos_session::ErrorCode;
 use std::sync::Arc;
 
 use gaos_json::{Map, Value, obj};
@@ -57,8 +58,8 @@ impl SessionActor {
             EvaluationPolicy::Practice { evaluator } => Ok(Some(self.practice(evaluator.as_deref(), replay, steps))),
             EvaluationPolicy::Official(official) => {
                 if self.policy.evidence() == EvidenceKind::None {
-                    return Err(HostError::conflict(
-                        "finalize_not_permitted",
+                    return Err(HostError::new(
+                        ErrorCode::FinalizeNotPermitted,
                         "the policy keeps no evidence (evidence.kind \"none\"), and an official score is only given \
                          with the replay it is bound to; play it as practice, or create it with evidence \"replay\" \
                          or \"verification\"",
@@ -69,13 +70,15 @@ impl SessionActor {
                 if let Some(named) = named
                     && named.as_str() != Some(official.manifest_digest.as_str())
                 {
-                    return Err(HostError::conflict(
-                        "manifest_mismatch",
+                    return Err(HostError::new(
+                        ErrorCode::ManifestMismatch,
                         format!(
                             "this session's score is bound to manifest digest {}, the finalize request names {named}",
                             official.manifest_digest
                         ),
-                    ));
+                    )
+                    // At finalize the mismatch is with the session's own binding.
+                    .with_status(axum::http::StatusCode::CONFLICT));
                 }
                 let manifest = self
                     .config
@@ -94,7 +97,7 @@ impl SessionActor {
     /// The planned episode this session covers (the scored seat made
     /// `steps` decisions), or `coverage_unmet`.
     fn covered_plan(&self, manifest: &BenchmarkManifest, steps: u64) -> Result<EpisodePlan, HostError> {
-        let unmet = |why: String| HostError::conflict("coverage_unmet", why);
+        let unmet = |why: String| HostError::new(ErrorCode::CoverageUnmet, why);
         let task = manifest
             .task(&self.config.level_id)
             .ok_or_else(|| unmet(format!("level {:?} is no task of the manifest", self.config.level_id)))?;

@@ -6,6 +6,7 @@
 use gaos_json::{Map, Value, sha256_hex};
 use gaos_kernel::{EventBody, SessionEvent};
 use gaos_session::EXT_ATTACH;
+use gaos_session::ErrorCode;
 use gaos_session::receipts::ReceiptLinks;
 use gaos_session::replay_receipts::replay_attach_extension;
 
@@ -60,8 +61,8 @@ impl SessionActor {
 
     fn ensure_terminal_for_replay(&self) -> Result<(), HostError> {
         if !self.kernel.is_terminal() {
-            return Err(HostError::conflict(
-                "not_terminal",
+            return Err(HostError::new(
+                ErrorCode::NotTerminal,
                 "the replay exists once the game reached a terminal result",
             ));
         }
@@ -74,8 +75,8 @@ impl SessionActor {
     pub(super) fn stored_result(&self) -> Result<Answer, HostError> {
         match self.answers.get(AnswerKind::Finalize, FINALIZE_KEY) {
             Some(stored) => Ok(Answer::replayed(stored)),
-            None => Err(HostError::conflict(
-                "not_finalized",
+            None => Err(HostError::new(
+                ErrorCode::NotFinalized,
                 "the session has no result yet: once the game is over, any seat fixes it with POST /finalize",
             )),
         }
@@ -102,8 +103,8 @@ impl SessionActor {
             if stored.request == request {
                 return Ok(Answer::replayed(stored));
             }
-            return Err(HostError::conflict(
-                "finalize_conflict",
+            return Err(HostError::new(
+                ErrorCode::FinalizeConflict,
                 "the session was already finalized by a different request; retry with the original requestId and body",
             ));
         }
@@ -111,7 +112,7 @@ impl SessionActor {
             self.ensure_writable()?;
         }
         if !self.kernel.is_terminal() {
-            return Err(HostError::conflict("not_terminal", "the game has not reached a terminal result yet"));
+            return Err(HostError::new(ErrorCode::NotTerminal, "the game has not reached a terminal result yet"));
         }
         let SessionRecord { events, replay } = self.session_record().await?;
         let evaluation = self.evaluation(map, &replay, &events)?;

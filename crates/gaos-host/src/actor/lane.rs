@@ -5,6 +5,7 @@
 
 use gaos_kernel::event::SessionTranscript;
 use gaos_kernel::{AnyState, Cadence, DynReducer, ObservationDelta, Prepared, SessionKernel};
+use gaos_session::ErrorCode;
 use sha2::{Digest, Sha256};
 
 use super::SessionActor;
@@ -90,8 +91,8 @@ impl SessionActor {
     /// Refuse writes to a finalized or revoked session.
     pub(super) fn ensure_writable(&self) -> Result<(), HostError> {
         match self.status {
-            SessionStatus::Finalized => Err(HostError::conflict(
-                "session_finalized",
+            SessionStatus::Finalized => Err(HostError::new(
+                ErrorCode::SessionFinalized,
                 "the session was finalized; no further actions are accepted",
             )),
             SessionStatus::Revoked => {

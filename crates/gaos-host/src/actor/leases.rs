@@ -3,6 +3,7 @@
 //! events (on the `gaos.lease` extension lane while the game runs) and the
 //! book, and applies the effects (pause, revoke).
 
+use gaos_session::ErrorCode;
 use std::time::Duration;
 
 use gaos_json::{Value, canonical_json};
@@ -139,7 +140,7 @@ impl SessionActor {
             return Err(HostError::revoked(reason));
         }
         if self.status == SessionStatus::Finalized {
-            return Err(HostError::conflict("session_finalized", "the session was finalized"));
+            return Err(HostError::new(ErrorCode::SessionFinalized, "the session was finalized"));
         }
         if operator {
             let LeaseOp::Pause(reason) = &op else {

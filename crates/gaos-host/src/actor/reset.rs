@@ -9,6 +9,7 @@
 //! its value, before anything else is looked at.
 
 use gaos_json::Value;
+use gaos_session::ErrorCode;
 
 use super::SessionActor;
 use super::episodes::{NoNextLevel, ResetMark};
@@ -57,8 +58,8 @@ impl SessionActor {
             return Err(self.reset_not_allowed());
         }
         if request.seed {
-            return Err(HostError::conflict(
-                "reset_seed_fixed",
+            return Err(HostError::new(
+                ErrorCode::ResetSeedFixed,
                 "this run fixes every level's seed when it is created (so its replay verifies and no seat picks its \
                  own deal); call reset without a seed",
             ));
@@ -74,8 +75,8 @@ impl SessionActor {
         match self.next_level_available() {
             Ok(()) => {}
             Err(NoNextLevel::InPlay) => {
-                return Err(HostError::conflict(
-                    "level_in_play",
+                return Err(HostError::new(
+                    ErrorCode::LevelInPlay,
                     format!(
                         "level {} of this run is still being played; reset starts the next level once it has ended",
                         self.episode_mark().index
@@ -88,14 +89,14 @@ impl SessionActor {
                 } else {
                     format!("level {} ended {status:?} and the run advances only on a win", self.episode_mark().index)
                 };
-                return Err(HostError::conflict("run_over", format!("the run is over: {why}; finalize it")));
+                return Err(HostError::new(ErrorCode::RunOver, format!("the run is over: {why}; finalize it")));
             }
         }
         if let Some(asked_at) = request.revision
             && asked_at != self.revision()
         {
-            return Err(HostError::conflict(
-                "stale_tick",
+            return Err(HostError::new(
+                ErrorCode::StaleTick,
                 format!("reset asked at revision {asked_at}, but the session is at {}", self.revision()),
             ));
         }
@@ -135,6 +136,6 @@ impl SessionActor {
                 self.id
             ),
         };
-        HostError::conflict("reset_not_allowed", message)
+        HostError::new(ErrorCode::ResetNotAllowed, message)
     }
 }

@@ -16,6 +16,7 @@
 //! builds the creator's envelope again from the session (same tokens, same
 //! claim) and stores it, so the one who asked still gets the tokens.
 
+use gaos_session::ErrorCode;
 use std::sync::Arc;
 
 use gaos_json::{Map, Value};
@@ -93,8 +94,8 @@ impl Host {
     pub(crate) async fn replay_create(&self, request: &CreateRequest) -> Result<Option<Answer>, HostError> {
         let Some(row) = self.stored(HOST_LEVEL, &request.id).await? else { return Ok(None) };
         if row.request != request.fingerprint {
-            return Err(HostError::conflict(
-                "create_request_reused",
+            return Err(HostError::new(
+                ErrorCode::CreateRequestReused,
                 format!("create request {:?} was already used with another body", request.id),
             ));
         }

@@ -6,6 +6,7 @@
 //! host's, so a client learns at create what it was promised.
 
 use gaos_json::Value;
+use gaos_session::ErrorCode;
 
 use crate::error::HostError;
 
@@ -30,8 +31,7 @@ impl Retention {
     /// The answer of every route of an expired session.
     pub fn expired(session_id: &str) -> HostError {
         HostError::new(
-            axum::http::StatusCode::GONE,
-            "expired",
+            ErrorCode::Expired,
             format!("session {session_id} is past this host's retention and no longer served"),
         )
     }
@@ -58,8 +58,8 @@ pub(crate) fn check_policy(policy: &Value, retention: Option<&Retention>) -> Res
     let Some(retention) = retention else { return Ok(()) };
     let asked = policy.get("durability").and_then(|d| d.get("retention")).and_then(|r| r.get("policyId"));
     match asked.and_then(Value::as_str) {
-        Some(id) if id != retention.policy_id => Err(HostError::bad_request(
-            "unknown_retention_policy",
+        Some(id) if id != retention.policy_id => Err(HostError::new(
+            ErrorCode::UnknownRetentionPolicy,
             format!(
                 "policy.durability.retention.policyId {id:?} is not this host's retention policy {:?} (sessions are kept {} ms)",
                 retention.policy_id, retention.max_age_ms

@@ -7,6 +7,7 @@
 //! (the pass then finds it loaded), and a request for a session being
 //! loaded waits on the same slot. Finished sessions are never part of it.
 
+use gaos_session::ErrorCode;
 use std::sync::Arc;
 
 use tokio::sync::watch;
@@ -85,7 +86,7 @@ impl Host {
                 }
                 // A session whose game module changed stays as it is: serving
                 // the original module again resumes it.
-                Err(e) if e.code == crate::games::MODULE_CHANGED => {
+                Err(e) if e.code == ErrorCode::ModuleChanged => {
                     tracing::error!(session = %record.id, error = %e.message, "session not rehydrated");
                     self.sessions_write().remove(&record.id);
                     report.failed.push((record.id, e.message))

@@ -5,9 +5,9 @@
 
 use axum::body::Body;
 use axum::extract::{FromRequest, FromRequestParts, Path, Request};
-use axum::http::StatusCode;
 use axum::http::request::Parts;
 use gaos_json::Value;
+use gaos_session::ErrorCode;
 use http_body_util::BodyExt;
 
 use crate::auth::{Caller, bearer, token_hash};
@@ -68,7 +68,7 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
     type Rejection = HostError;
 
     async fn from_request(request: Request, _: &S) -> Result<Self, HostError> {
-        required(request.into_body(), "invalid_request").await.map(JsonBody)
+        required(request.into_body(), ErrorCode::InvalidRequest).await.map(JsonBody)
     }
 }
 
@@ -76,7 +76,7 @@ impl<S: Send + Sync> FromRequest<S> for SubmissionBody {
     type Rejection = HostError;
 
     async fn from_request(request: Request, _: &S) -> Result<Self, HostError> {
-        required(request.into_body(), "invalid_submission").await.map(SubmissionBody)
+        required(request.into_body(), ErrorCode::InvalidSubmission).await.map(SubmissionBody)
     }
 }
 
@@ -84,30 +84,29 @@ impl<S: Send + Sync> FromRequest<S> for OptionalJsonBody {
     type Rejection = HostError;
 
     async fn from_request(request: Request, _: &S) -> Result<Self, HostError> {
-        let value = read_json(request.into_body(), "invalid_request").await?;
+        let value = read_json(request.into_body(), ErrorCode::InvalidRequest).await?;
         Ok(OptionalJsonBody(value.unwrap_or_else(|| Value::Object(Default::default()))))
     }
 }
 
-async fn required(body: Body, malformed_code: &str) -> Result<Value, HostError> {
-    read_json(body, malformed_code)
+async fn required(body: Body, malformed_code: ErrorCode) -> Result<Value, HostError> {
+    read_json(body, malformed_code.clone())
         .await?
-        .ok_or_else(|| HostError::bad_request(malformed_code, "the request body must be a JSON value"))
+        .ok_or_else(|| HostError::new(malformed_code.clone(), "the request body must be a JSON value"))
 }
 
 /// Read a JSON body (at most [`BODY_LIMIT`] bytes); `None` when it is
 /// empty or only whitespace.
-async fn read_json(body: Body, malformed_code: &str) -> Result<Option<Value>, HostError> {
+async fn read_json(body: Body, malformed_code: ErrorCode) -> Result<Option<Value>, HostError> {
     let mut body = body;
     let mut bytes: Vec<u8> = Vec::new();
     while let Some(frame) = body.frame().await {
         let frame =
-            frame.map_err(|e| HostError::bad_request(malformed_code, format!("could not read the body: {e}")))?;
+            frame.map_err(|e| HostError::new(malformed_code.clone(), format!("could not read the body: {e}")))?;
         if let Some(data) = frame.data_ref() {
             if bytes.len() + data.len() > BODY_LIMIT {
                 return Err(HostError::new(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "payload_too_large",
+                    ErrorCode::PayloadTooLarge,
                     format!("request bodies are limited to {BODY_LIMIT} bytes"),
                 ));
             }
@@ -119,7 +118,7 @@ async fn read_json(body: Body, malformed_code: &str) -> Result<Option<Value>, Ho
     }
     gaos_json::parse_bytes(&bytes)
         .map(Some)
-        .map_err(|e| HostError::bad_request(malformed_code, format!("the request body is not valid JSON: {e}")))
+        .map_err(|e| HostError::new(malformed_code.clone(), format!("the request body is not valid JSON: {e}")))
 }
 
 /// What every lease route reads, in the order the routes always read it:

@@ -12,27 +12,29 @@ use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use gaos_session::ErrorCode;
+
 use crate::error::HostError;
 
 /// The most of a non-JSON error body kept as the message.
 const MESSAGE_LIMIT: usize = 4 * 1024;
 
 /// The `code` of an error that had none.
-pub(crate) fn code_for(status: StatusCode) -> String {
+pub(crate) fn code_for(status: StatusCode) -> ErrorCode {
     match status {
-        StatusCode::BAD_REQUEST | StatusCode::UNPROCESSABLE_ENTITY => "invalid_request".into(),
-        StatusCode::UNAUTHORIZED => "unauthorized".into(),
-        StatusCode::FORBIDDEN => "forbidden".into(),
-        StatusCode::NOT_FOUND => "not_found".into(),
-        StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed".into(),
-        StatusCode::NOT_ACCEPTABLE => "not_acceptable".into(),
-        StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large".into(),
-        StatusCode::URI_TOO_LONG => "uri_too_long".into(),
-        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE => "headers_too_large".into(),
-        StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type".into(),
-        StatusCode::SERVICE_UNAVAILABLE => "unavailable".into(),
-        s if s.is_server_error() => "internal".into(),
-        s => format!("http_{}", s.as_u16()),
+        StatusCode::BAD_REQUEST | StatusCode::UNPROCESSABLE_ENTITY => ErrorCode::InvalidRequest,
+        StatusCode::UNAUTHORIZED => ErrorCode::Unauthorized,
+        StatusCode::FORBIDDEN => ErrorCode::Forbidden,
+        StatusCode::NOT_FOUND => ErrorCode::NotFound,
+        StatusCode::METHOD_NOT_ALLOWED => ErrorCode::MethodNotAllowed,
+        StatusCode::NOT_ACCEPTABLE => ErrorCode::NotAcceptable,
+        StatusCode::PAYLOAD_TOO_LARGE => ErrorCode::PayloadTooLarge,
+        StatusCode::URI_TOO_LONG => ErrorCode::UriTooLong,
+        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE => ErrorCode::HeadersTooLarge,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => ErrorCode::UnsupportedMediaType,
+        StatusCode::SERVICE_UNAVAILABLE => ErrorCode::Unavailable,
+        s if s.is_server_error() => ErrorCode::Internal,
+        s => ErrorCode::Unknown(format!("http_{}", s.as_u16())),
     }
 }
 
@@ -57,7 +59,7 @@ pub(crate) async fn json_errors(request: Request, next: Next) -> Response {
         Err(_) => String::new(),
     };
     let message = if text.is_empty() { status.canonical_reason().unwrap_or("error").to_owned() } else { text };
-    let mut json = HostError::new(status, &code_for(status), message).into_response();
+    let mut json = HostError::new(code_for(status), message).with_status(status).into_response();
     // Keep the headers that matter to the caller (e.g. Allow, WWW-Authenticate).
     for (name, value) in parts.headers.iter() {
         if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {

@@ -6,6 +6,7 @@
 //! implementing [`EpisodeHost`] (gaos-host in process, gaos-client over
 //! HTTP); the handles it returns are the ordinary ones.
 
+use gaos_session::ErrorCode;
 use std::collections::BTreeMap;
 
 use gaos_json::{Map, Value, obj};
@@ -133,7 +134,7 @@ impl<H: EpisodeHost> HostedEpisodeFactory<H> {
             Ok(created) => created,
             // A run stopped between creating this session and recording it:
             // take the session over (new seat tokens) and continue it.
-            Err(e) if e.code() == Some("session_exists") => {
+            Err(e) if e.code() == Some(&ErrorCode::SessionExists) => {
                 let id = session_id.unwrap_or_default();
                 let mut tokens = BTreeMap::new();
                 for seat in &self.game.seats {
@@ -185,7 +186,7 @@ impl<H: EpisodeHost> HostedEpisodeFactory<H> {
                 Ok(handle) => handle,
                 // Finalized before the run recorded it: adopt the head;
                 // run_session repeats the finalize and gets the stored result.
-                Err(e) if e.code() == Some("session_finalized") => {
+                Err(e) if e.code() == Some(&ErrorCode::SessionFinalized) => {
                     self.host.adopt(session_id, seat, token, &self.policy).await?
                 }
                 Err(e) => return Err(e.into()),
@@ -233,7 +234,7 @@ impl<H: EpisodeHost> SessionFactory for HostedEpisodeFactory<H> {
                 // The host no longer has the session (a private host kept
                 // on tmpfs, after a reboot): the episode starts over in a
                 // new session. Nothing it did before survives to repeat.
-                Err(e) if e.code() == Some("unknown_session") => self.create(&in_progress.plan).await,
+                Err(e) if e.code() == Some(&ErrorCode::UnknownSession) => self.create(&in_progress.plan).await,
                 Err(e) => Err(e.into()),
             }
         })

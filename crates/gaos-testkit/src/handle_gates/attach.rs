@@ -3,6 +3,7 @@
 //! exact retries and receipt chains (g4), and closing is local (g9).
 
 use gaos_json::{Value, obj};
+use gaos_runner::ErrorCode;
 use gaos_runner::receipts::verify_typed_receipt_chain;
 use gaos_runner::{
     AttachRequest, ControllerKind, HandleState, SessionBinding, SessionControllerIdentity, SessionError,
@@ -76,7 +77,7 @@ pub async fn g3_attach_cannot_roll_back_fork_replace_identity_or_mutate_gameplay
     let remote = host.attach(&id, "bob", &request, &lax).await;
     assert_eq!(
         remote.as_ref().err().and_then(SessionError::code),
-        Some("controller_mismatch"),
+        Some(&ErrorCode::ControllerMismatch),
         "{:?}",
         remote.as_ref().err()
     );
@@ -109,7 +110,7 @@ pub async fn g4_exact_attach_retries_are_idempotent_and_receipt_chains_verify(ho
     let reused = host.attach(&id, "alice", &with_controller("r-1"), &policy).await;
     assert_eq!(
         reused.err().as_ref().and_then(SessionError::code),
-        Some("attach_request_reused"),
+        Some(&ErrorCode::AttachRequestReused),
         "no replay of an old head"
     );
     let third = host.attach(&id, "bob", &AttachRequest::new("r-3"), &policy).await.expect("attach");
@@ -125,7 +126,7 @@ pub async fn g4_exact_attach_retries_are_idempotent_and_receipt_chains_verify(ho
         ..AttachRequest::new("swap")
     };
     let refused = host.attach(&id, "bob", &swapped, &SessionPolicy::host_default()).await;
-    assert_eq!(refused.err().as_ref().and_then(SessionError::code), Some("controller_mismatch"));
+    assert_eq!(refused.err().as_ref().and_then(SessionError::code), Some(&ErrorCode::ControllerMismatch));
     assert_eq!(accepted(&host.transcript(&id).await).len(), 2, "attaches never add or remove gameplay");
 }
 

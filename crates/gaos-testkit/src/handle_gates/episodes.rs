@@ -3,6 +3,7 @@
 //! active again, and a reset with a seed or during play changes nothing.
 
 use gaos_json::Value;
+use gaos_runner::ErrorCode;
 use gaos_runner::drivers::FirstLegalDriver;
 use gaos_runner::{AgentDriver, FinalizeMode, FinalizeRequest, HandleState, RunOptions, RunPolicy, run_session};
 
@@ -28,12 +29,12 @@ pub async fn reset_starts_the_next_level_of_a_run_that_advances_on_reset(host: &
         futures_util::future::join_all(runs).await
     };
     let refused = handles[0].reset(None).await.expect_err("level 0 is being played");
-    assert_eq!(refused.code(), Some("level_in_play"), "{refused}");
+    assert_eq!(refused.code(), Some(&ErrorCode::LevelInPlay), "{refused}");
 
     play_level().await;
     assert_eq!(handles[0].state(), HandleState::Terminal);
     let refused = handles[0].reset(Some(1)).await.expect_err("the run fixes its seeds");
-    assert_eq!(refused.code(), Some("reset_seed_fixed"), "{refused}");
+    assert_eq!(refused.code(), Some(&ErrorCode::ResetSeedFixed), "{refused}");
     let events_at_end = host.transcript(&id).await.len();
 
     let started = handles[0].reset(None).await.expect("reset");
@@ -47,7 +48,7 @@ pub async fn reset_starts_the_next_level_of_a_run_that_advances_on_reset(host: &
 
     play_level().await;
     let refused = handles[1].reset(None).await.expect_err("no level follows the last");
-    assert_eq!(refused.code(), Some("run_over"), "{refused}");
+    assert_eq!(refused.code(), Some(&ErrorCode::RunOver), "{refused}");
     let result = handles[0].finalize(FinalizeRequest::default()).await.expect("finalize");
     let replay = result.replay_text().expect("the replay rides in the result").to_owned();
     let header = json(replay.lines().next().expect("a header"));

@@ -6,6 +6,7 @@
 //! typed code and change nothing; practice scores are never publishable.
 
 use gaos_json::{Map, Value, canonical_json, canonical_sha256_hex};
+use gaos_runner::ErrorCode;
 use gaos_runner::benchmark::{EpisodePlan, scoring_plugin};
 use gaos_runner::{FinalizeRequest, HandleState, SessionError, SessionHandle, SessionPolicy};
 
@@ -34,7 +35,7 @@ async fn play_rounds(handles: &[Box<dyn SessionHandle>], rounds: usize) {
 }
 
 fn code(result: Result<impl Sized, SessionError>) -> Option<String> {
-    result.err().and_then(|e| e.code().map(str::to_owned))
+    result.err().and_then(|e| e.code().map(ErrorCode::to_string))
 }
 
 fn naming_digest(request_id: &str, digest: &str) -> FinalizeRequest {
@@ -138,7 +139,7 @@ pub async fn finalize_refuses_what_the_policy_or_coverage_forbids_and_practice_i
     play_rounds(&handles, 3).await;
     let unmet = handles[0].finalize(FinalizeRequest::default()).await;
     let error = unmet.expect_err("coverage unmet");
-    assert_eq!(error.code(), Some("coverage_unmet"));
+    assert_eq!(error.code(), Some(&ErrorCode::CoverageUnmet));
     assert!(error.to_string().contains("maxSteps 2"), "{error}");
     assert_ne!(host.session_status(&id).await, "finalized");
 

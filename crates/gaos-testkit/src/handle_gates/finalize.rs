@@ -2,6 +2,7 @@
 //! exact retries return the host's bytes (g6), and finished sessions cost
 //! nothing once their handles are gone.
 
+use gaos_runner::ErrorCode;
 use std::time::Duration;
 
 use gaos_json::{Value, obj};
@@ -18,7 +19,7 @@ pub async fn g5_one_finalize_operation_for_normal_and_evaluated_sessions(host: &
     for (policy, request, rounds, evaluated) in cases {
         let (_, handles) = seat_handles(host, &request, &policy, &["a", "b"]).await;
         let early = handles[0].finalize(FinalizeRequest::default()).await;
-        assert_eq!(early.err().as_ref().and_then(SessionError::code), Some("not_terminal"));
+        assert_eq!(early.err().as_ref().and_then(SessionError::code), Some(&ErrorCode::NotTerminal));
         for round in 0..rounds {
             if round > 0 {
                 // Each seat reads the next window before acting in it.
@@ -58,7 +59,7 @@ pub async fn g5_one_finalize_operation_for_normal_and_evaluated_sessions(host: &
     )
     .await;
     let early = handles[0].finalize(FinalizeRequest::default()).await;
-    assert_eq!(early.err().as_ref().and_then(SessionError::code), Some("not_terminal"));
+    assert_eq!(early.err().as_ref().and_then(SessionError::code), Some(&ErrorCode::NotTerminal));
     assert_eq!(handles[0].state(), HandleState::Active);
 }
 
@@ -98,7 +99,7 @@ pub async fn g6_exact_finalize_retries_return_identical_bytes(host: &mut impl Ga
     let conflict = adopted.finalize(FinalizeRequest::with_id("fin-2")).await;
     assert_eq!(
         conflict.err().as_ref().and_then(SessionError::code),
-        Some("finalize_conflict"),
+        Some(&ErrorCode::FinalizeConflict),
         "the host refuses it too"
     );
     let late = handles[1].act(json(r#"{"n":1}"#)).await;
