@@ -6,7 +6,11 @@
 //! the projection through `perm` (`perm.indexOf`: a TypeError when `perm` has
 //! none), then the artifact's validation (`replay-format`/`invalid`).
 //!
-//! `finalizeRunReplay`: at least one level and a u32 run seed first.
+//! `finalizeRunReplay`: at least one level and a u32 run seed, then level by
+//! level its header, its seed, its own `finalizeReplay`, win-to-advance, and
+//! only then the next level; the run's artifact is validated last. Every
+//! combination of per-level faults, perms and policies is checked against
+//! that order written out once more below, independently of the kernel.
 
 use gaos_json::{Value, obj, parse_lenient};
 use gaos_kernel::replay::{
@@ -157,19 +161,97 @@ fn typed_finalize_is_the_value_call_with_typed_arguments() {
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Fault {
     None,
+    /// Played under another session id (only for levels after the first).
+    OtherSession,
+    /// Played with a seed that is not `runLevelSeed(seed, i)`.
+    WrongSeed,
     /// Not terminal yet.
     Playing,
     /// Ended without a win.
     Failed,
 }
 
+const FAULTS: [Fault; 5] = [Fault::None, Fault::OtherSession, Fault::WrongSeed, Fault::Playing, Fault::Failed];
+
 fn level(i: usize, fault: Fault) -> SessionTranscript {
     let seed = run_level_seed(RUN_SEED, i as u64).expect("seed");
     match fault {
         Fault::None => transcript("run", seed, 1, 1, "won"),
+        Fault::OtherSession => transcript("other", seed, 1, 1, "won"),
+        Fault::WrongSeed => transcript("run", seed ^ 1, 1, 1, "won"),
         Fault::Playing => transcript("run", seed, 2, 1, "won"),
         Fault::Failed => transcript("run", seed, 1, 1, "failed"),
     }
+}
+
+/// Kernel spec §5.6 as the reference runs it, written from the spec.
+fn expected_run(faults: &[Fault], perm: Perm, policy: AdvancePolicy) -> Option<(&'static str, &'static str)> {
+    for (i, fault) in faults.iter().enumerate() {
+        match fault {
+            Fault::OtherSession | Fault::WrongSeed => return TYPE,
+            Fault::Playing => return TERMINAL,
+            _ => {}
+        }
+        match perm {
+            Perm::NoIndexOf => return TYPE,
+            Perm::Refused => return INVALID,
+            Perm::Valid => {}
+        }
+        if policy == AdvancePolicy::WinToAdvance && i + 1 < faults.len() && *fault == Fault::Failed {
+            return TYPE;
+        }
+    }
+    None
+}
+
+fn combinations(levels: usize) -> Vec<Vec<Fault>> {
+    let mut all = vec![Vec::new()];
+    for i in 0..levels {
+        let faults = FAULTS.iter().filter(|f| i > 0 || **f != Fault::OtherSession);
+        all = all.iter().flat_map(|prefix| faults.clone().map(move |f| [prefix.clone(), vec![*f]].concat())).collect();
+    }
+    all
+}
+
+#[test]
+fn finalize_run_checks_level_by_level() {
+    let run_perms: Vec<(Option<Value>, Perm)> = vec![
+        (Some(json("[0]")), Perm::Valid),
+        (Some(json("[1,0]")), Perm::Valid),
+        (Some(json("[0,0]")), Perm::Refused),
+        (Some(json(r#"["0"]"#)), Perm::Refused),
+        (Some(json("[-1]")), Perm::Refused),
+        (Some(json("null")), Perm::NoIndexOf),
+        (None, Perm::NoIndexOf),
+    ];
+    let mut checked = 0;
+    for levels in 1..=3 {
+        for faults in combinations(levels) {
+            let transcripts: Vec<SessionTranscript> = faults.iter().enumerate().map(|(i, f)| level(i, *f)).collect();
+            for (perm, kind) in &run_perms {
+                for policy in [AdvancePolicy::WinToAdvance, AdvancePolicy::PlayAllLevels] {
+                    let want = expected_run(&faults, *kind, policy);
+                    let seed = Value::from(RUN_SEED);
+                    let got = finalize_run_replay_value(&transcripts, Some(&seed), perm.as_ref(), policy);
+                    let at = format!("levels {faults:?}, perm {perm:?}, {policy:?}");
+                    assert_eq!(code(got), want, "{at}");
+                    if let Some(Value::Array(items)) = perm
+                        && let Some(typed) = items.iter().map(Value::as_u64).collect::<Option<Vec<u64>>>()
+                    {
+                        let options = RunFinalizeOptions {
+                            seed: RUN_SEED,
+                            perm: typed,
+                            advance_policy: policy,
+                            ..RunFinalizeOptions::default()
+                        };
+                        assert_eq!(code(finalize_run_replay(&transcripts, &options)), want, "typed: {at}");
+                    }
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 1000, "{checked} runs");
 }
 
 #[test]

@@ -8,7 +8,9 @@ use super::validate::validate_replay;
 use crate::action::SubmittedAction;
 use crate::audit::validate_timeout_audit;
 use crate::error::{AdvanceCode, KernelError};
-use crate::event::{CanonicalInput, EventBody, ResolutionCause, SeedPolicy, SessionEvent, SessionTranscript};
+use crate::event::{
+    CanonicalInput, EventBody, ResolutionCause, SeedPolicy, SessionEvent, SessionHeader, SessionTranscript,
+};
 use crate::seed::{run_level_seed, seed_from_value};
 
 /// Options of [`finalize_replay`].
@@ -67,6 +69,7 @@ fn perm_value(perm: &[u64]) -> Value {
 }
 
 /// One finalized level: its header entry and its records (numbered later).
+#[derive(Clone)]
 struct Segment {
     level: Map,
     records: Vec<Map>,
@@ -412,7 +415,7 @@ fn finalize_one(transcript: &SessionTranscript, options: &ReplayArgs<'_>) -> Res
 }
 
 /// `finalizeRunReplay(transcripts, options)`: ordered one-level transcripts
-/// as one derived-seed run.
+/// as one derived-seed run (check order: [`finalize_run`]).
 pub fn finalize_run_replay(
     transcripts: &[SessionTranscript],
     options: &RunFinalizeOptions,
@@ -444,6 +447,50 @@ pub fn finalize_run_replay_value(
     finalize_run(transcripts, seed, advance_policy, &args)
 }
 
+/// Whether `level` may join the run that level 0 (`first`) opened: the same
+/// session, game, deterministic math, timeout policy and seat keys.
+fn check_same_run(first: &SessionTranscript, level: &SessionTranscript) -> Result<(), KernelError> {
+    let (a, b) = (&first.header, &level.header);
+    if a.session_id != b.session_id {
+        return Err(KernelError::type_error("every level of a run must share the session id"));
+    }
+    let canon = |v: &Option<Value>| v.as_ref().map(canonical_json).unwrap_or_default();
+    let game = |h: &SessionHeader| canonical_json(&gaos_json::to_value(&h.game).expect("game ref is JSON"));
+    if game(a) != game(b)
+        || canon(&a.dmath) != canon(&b.dmath)
+        || canon(&a.timeout_policy) != canon(&b.timeout_policy)
+        || (canon(&a.seat_keys), canon(&a.signature_policy)) != (canon(&b.seat_keys), canon(&b.signature_policy))
+    {
+        return Err(KernelError::type_error(
+            "every level of a run must share the game, dmath, timeout policy and seat keys",
+        ));
+    }
+    Ok(())
+}
+
+/// The run of kernel spec §5.6, checked in the reference's order, level by
+/// level (the first failing check decides the error):
+///
+/// 1. there is at least one level, and the run seed is a u32 (TypeError);
+/// 2. then for each level `i` in order, before level `i + 1` is looked at:
+///    1. its header agrees with level 0's: session id, game, dmath, timeout
+///       policy, seat keys and signature policy (TypeError);
+///    2. its seed policy is `explicit` and its seed `runLevelSeed(seed, i)`
+///       (TypeError);
+///    3. the level's own `finalizeReplay` (§5.5) with the run's `perm` and
+///       `visibility`: timeout audit (TypeError), a terminal result
+///       (`advance`/`terminal`), the projection through `perm` (TypeError
+///       when `perm` has no `indexOf`), and the validation of that one-level
+///       artifact, where a bad `perm` is refused (`replay-format`/`invalid`);
+///    4. under `win-to-advance`, a level before the last must be `won`
+///       (TypeError);
+/// 3. the run's artifact (levels concatenated, `n` global, `levelIndex = i`,
+///    `seedPolicy: gaos.run-level-seed.v1`) is validated
+///    (`replay-format`/`invalid`).
+///
+/// So a `perm` that level 0's artifact refuses is `replay-format`/`invalid`
+/// even when a later level has another session id or a wrong seed, or level
+/// 0 was not won: those checks come after level 0's `finalizeReplay`.
 fn finalize_run(
     transcripts: &[SessionTranscript],
     seed: Result<u32, KernelError>,
@@ -452,45 +499,27 @@ fn finalize_run(
 ) -> Result<ReplayArtifact, KernelError> {
     let first = transcripts.first().ok_or_else(|| KernelError::type_error("a run needs at least one level"))?;
     let seed = seed?;
-    let same = |f: &dyn Fn(&SessionTranscript) -> String| transcripts.iter().all(|t| f(t) == f(first));
-    if !same(&|t| t.header.session_id.clone()) {
-        return Err(KernelError::type_error("every level of a run must share the session id"));
-    }
-    let canon = |v: &Option<Value>| v.as_ref().map(canonical_json).unwrap_or_default();
-    if !same(&|t| canonical_json(&gaos_json::to_value(&t.header.game).expect("game ref is JSON")))
-        || !same(&|t| canon(&t.header.dmath))
-        || !same(&|t| canon(&t.header.timeout_policy))
-        || !same(&|t| format!("{}|{}", canon(&t.header.seat_keys), canon(&t.header.signature_policy)))
-    {
-        return Err(KernelError::type_error(
-            "every level of a run must share the game, dmath, timeout policy and seat keys",
-        ));
-    }
-    for (i, t) in transcripts.iter().enumerate() {
+    let level_options = ReplayArgs { extensions: None, ..*options };
+    let mut segments = Vec::with_capacity(transcripts.len());
+    for (i, level) in transcripts.iter().enumerate() {
+        check_same_run(first, level)?;
         let expected = run_level_seed(seed, i as u64).map_err(KernelError::type_error)?;
-        if t.header.seed_policy != SeedPolicy::Explicit || t.header.seed != expected {
+        if level.header.seed_policy != SeedPolicy::Explicit || level.header.seed != expected {
             return Err(KernelError::type_error(format!(
                 "level {i} must be played with the explicit seed runLevelSeed({seed}, {i}) = {expected}"
             )));
         }
-    }
-    if advance_policy == AdvancePolicy::WinToAdvance {
-        for (i, t) in transcripts.iter().enumerate().take(transcripts.len() - 1) {
-            let won = t.events.iter().rev().find_map(|e| match &e.body {
-                EventBody::Resolution { result, .. } => Some(result.status == "won"),
-                _ => None,
-            });
-            if won != Some(true) {
-                return Err(KernelError::type_error(format!(
-                    "level {i} was not won; under win-to-advance only the final level may end otherwise"
-                )));
-            }
+        let segment = finalize_segment(level, level.header.seed, &level_options)?;
+        // The level's own artifact is validated (and dropped) here, so that
+        // its problems come before any later level's.
+        assemble(level, level.header.seed, SeedPolicy::Explicit, vec![segment.clone()], &level_options)?;
+        if advance_policy == AdvancePolicy::WinToAdvance && i + 1 < transcripts.len() && segment.result_status != "won"
+        {
+            return Err(KernelError::type_error(format!(
+                "level {i} was not won; under win-to-advance only the final level may end otherwise"
+            )));
         }
+        segments.push(segment);
     }
-    let segment_options = ReplayArgs { extensions: None, ..*options };
-    let segments = transcripts
-        .iter()
-        .map(|t| finalize_segment(t, t.header.seed, &segment_options))
-        .collect::<Result<Vec<_>, _>>()?;
     assemble(first, seed, SeedPolicy::RunLevelSeedV1, segments, options)
 }
