@@ -6,6 +6,22 @@
 //! (`results.jsonl`, `header.<i>.json`, `events.<i>.jsonl`,
 //! `deltas.<i>.<seat>.jsonl`, `final.<i>.json`, `<label>.gaos-replay.jsonl`).
 //!
+//! Every argument of a kernel call is passed as the script wrote it, missing
+//! ones included, so the kernel's own checks, in the reference's order,
+//! decide a step's error (SCRIPT-FORMAT.md §4.1): ingest's `seat`,
+//! `submissionId`, `command`, `revision` and envelope fields, `advance`'s
+//! `target`, `timeout` and `forcedInput`, an extension's `lane` and `record`,
+//! `observe`/`snapshot`'s `seat` and `after`, `finalize`'s `perm` and
+//! `visibility`, `finalizeRun`'s `seed` and `perm`. The driver refuses a
+//! script ([`ScriptError`]) only for its own structure, which no kernel call
+//! sees: an unknown `op` or field; `then`, `label` and `withHeld` (a hold
+//! needs a unique label, `commit`/`abort`/`withHeld` name held transitions);
+//! an `envelope` that is not an object; the kernel spec of the script and of
+//! `session` steps (SCRIPT-FORMAT.md §1.1; a seed the kernel refuses is the
+//! step's error); `finalizeRun`'s `sessions` (indices of existing sessions);
+//! and an `advancePolicy` other than the two of kernel spec §5.6, whose
+//! meaning the spec does not give.
+//!
 //! ```no_run
 //! let summary = gaos_conformance::run_script_file(
 //!     std::path::Path::new("../shared/conformance/scripts/hilo-ingest.json"),
