@@ -168,3 +168,48 @@ script("arguments-sealed-envelopes","The sealed game's mapper passes commit and 
   {"op":"ingest","seat":"north","submissionId":"n-r1","command":{"reveal":{"salt":7,"bid":30}},"note":"salt a number: conflict"},
   {"op":"ingest","seat":"north","submissionId":"n-r2","command":{"reveal":{"salt":"0a","bid":30}},"note":"salt shorter than 16 bytes: conflict"},
   reveal("north",S,30,"n-r"),reveal("south",U,40,"s-r"),ADV])
+# ---------------- issue 28: finalize arguments, extension and finalizeRun order
+fk={"sessionId":"k28-finalize","levelId":"l0","level":{"rounds":1},"seed":{"runSeed":7,"levelIndex":0},"seedPolicy":"explicit","seats":["a","b"],"cadence":{"mode":"turns"}}
+def fin(note, **fields): return {"op":"finalize",**fields,"note":note}
+def run(note, sessions, **fields): return {"op":"finalizeRun","sessions":sessions,**fields,"note":note}
+NO={"advancePolicy":"play-all-levels"}
+def play_round(prefix): return [{"op":"ingest","seat":"a","submissionId":prefix+"a","command":{"n":1}},{"op":"ingest","seat":"b","submissionId":prefix+"b","command":{"n":2}},ADV]
+script("arguments-finalize","Issue 28: finalize and finalizeRun arguments are passed as they are (SCRIPT-FORMAT.md 4.1) and reach the kernel's checks in the reference's order. finalize (kernel spec 5.5): terminal first, then the projection's perm.indexOf (a perm without indexOf is a TypeError), then the artifact's validation (any other bad perm or visibility, null included: replay-format). An ended session refuses every extension as terminal before the lane is looked at (4.11). finalizeRun (5.6) checks level by level: header, seed, the level's own finalizeReplay, win-to-advance, then the next level.",
+ ["arguments","finalize","finalizeRun","extension","check-order"],"conformance/counter",fk,
+ [{"op":"extension","lane":5,"record":{},"note":"playing: lane not a string: type"},
+  fin("playing: terminal before the perm entry \"0\"",perm=["0"]),
+  fin("playing: terminal before visibility 5",perm=[0],visibility=5),
+  fin("playing: terminal before a missing perm"),
+  *play_round("r0-"),
+  {"op":"extension","lane":5,"record":{},"note":"ended: terminal before the lane's type"},
+  {"op":"extension","lane":None,"record":{},"note":"ended: terminal before a null lane"},
+  {"op":"extension","lane":"","record":7,"note":"ended: terminal before an empty lane and a non-object record"},
+  {"op":"extension","lane":"notes","record":{"v":9007199254740993},"note":"ended: terminal before the value domain"},
+  fin("perm entry a string: replay-format",perm=["0"]),
+  fin("perm entry fractional: replay-format",perm=[0.5]),
+  fin("perm entry negative: replay-format",perm=[-1]),
+  fin("perm entry null: replay-format",perm=[None]),
+  fin("perm a string (it has an indexOf): replay-format",perm="0"),
+  fin("perm null (no indexOf): type",perm=None),
+  fin("no perm (undefined has no indexOf): type"),
+  fin("perm an object (no indexOf): type",perm={}),
+  fin("visibility null is written into the header: replay-format",perm=[0],visibility=None),
+  fin("visibility a number: replay-format",perm=[0],visibility=5),
+  fin("visibility an array: replay-format",perm=[0],visibility=["full"]),
+  fin("valid",perm=[1,0],visibility="seat:b",label="level-0"),
+  {"op":"session","kernel":{**fk,"levelId":"l1","level":{"rounds":2},"seed":{"runSeed":7,"levelIndex":1}},"note":"level 1, left playing"},
+  run("level 0's perm before level 1's terminal: replay-format",[0,1],seed=7,perm=["0"],**NO),
+  run("level 1 not terminal: terminal",[0,1],seed=7,perm=[0],**NO),
+  run("win-to-advance: level 0 ended, not won, after its own finalize: type",[0,1],seed=7,perm=[0]),
+  run("win-to-advance: level 0's perm before its win check: replay-format",[0,1],seed=7,perm=["0"]),
+  run("another run seed: level 0's seed before its perm: type",[0,1],seed=8,perm=["0"],**NO),
+  run("no seed: type",[0,1],perm=[0],**NO),
+  run("seed a string: type",[0,1],seed="7",perm=[0],**NO),
+  run("no perm: type at level 0's projection",[0],seed=7,**NO),
+  run("session 0 twice: level 0's perm before level 1's seed: replay-format",[0,0],seed=7,perm=["0"],**NO),
+  run("session 0 twice: level 1's seed: type",[0,0],seed=7,perm=[0],**NO),
+  {"op":"session","kernel":{**fk,"sessionId":"k28-other","levelId":"l1","seed":{"runSeed":7,"levelIndex":1}},"note":"level 1 under another session id"},
+  *play_round("o0-"),
+  run("level 0's perm before level 1's session id: replay-format",[0,2],seed=7,perm=[-1],**NO),
+  run("level 1's session id: type",[0,2],seed=7,perm=[0],**NO),
+  run("one level: valid",[0],seed=7,perm=[0],label="run",**NO)])

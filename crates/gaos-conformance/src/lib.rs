@@ -6,6 +6,22 @@
 //! (`results.jsonl`, `header.<i>.json`, `events.<i>.jsonl`,
 //! `deltas.<i>.<seat>.jsonl`, `final.<i>.json`, `<label>.gaos-replay.jsonl`).
 //!
+//! Every argument of a kernel call is passed as the script wrote it, missing
+//! ones included, so the kernel's own checks, in the reference's order,
+//! decide a step's error (SCRIPT-FORMAT.md §4.1): ingest's `seat`,
+//! `submissionId`, `command`, `revision` and envelope fields, `advance`'s
+//! `target`, `timeout` and `forcedInput`, an extension's `lane` and `record`,
+//! `observe`/`snapshot`'s `seat` and `after`, `finalize`'s `perm` and
+//! `visibility`, `finalizeRun`'s `seed` and `perm`. The driver refuses a
+//! script ([`ScriptError`]) only for its own structure, which no kernel call
+//! sees: an unknown `op` or field; `then`, `label` and `withHeld` (a hold
+//! needs a unique label, `commit`/`abort`/`withHeld` name held transitions);
+//! an `envelope` that is not an object; the kernel spec of the script and of
+//! `session` steps (SCRIPT-FORMAT.md §1.1; a seed the kernel refuses is the
+//! step's error); `finalizeRun`'s `sessions` (indices of existing sessions);
+//! and an `advancePolicy` other than the two of kernel spec §5.6, whose
+//! meaning the spec does not give.
+//!
 //! ```no_run
 //! let summary = gaos_conformance::run_script_file(
 //!     std::path::Path::new("../shared/conformance/scripts/hilo-ingest.json"),
@@ -20,7 +36,7 @@ use std::sync::Arc;
 
 use gaos_games::GameRegistry;
 use gaos_json::{Map, Value, canonical_json};
-use gaos_kernel::replay::{AdvancePolicy, FinalizeOptions, RunFinalizeOptions, finalize_replay, finalize_run_replay};
+use gaos_kernel::replay::{AdvancePolicy, finalize_replay_value, finalize_run_replay_value};
 use gaos_kernel::{
     Cadence, DynReducer, Game, KernelError, KernelOptions, ObservationDelta, Prepared, SeedPolicy, SessionKernel,
     SessionLimits, run_level_seed, seed_from_value,
@@ -554,26 +570,22 @@ impl Runner {
     }
 
     fn finalize_step(&mut self, index: usize, op: &str, map: &Map) -> Result<(), ScriptError> {
-        let perm = req(map, "perm", op)?
-            .as_array()
-            .ok_or_else(|| invalid("perm must be an array"))?
-            .iter()
-            .map(|p| p.as_u64().ok_or_else(|| invalid("perm entries must be integers")))
-            .collect::<Result<Vec<u64>, _>>()?;
         let label = match map.get("label") {
             None => "replay".to_owned(),
             Some(v) => v.as_str().ok_or_else(|| invalid("label must be a string"))?.to_owned(),
         };
+        // `perm`, `visibility` and the run `seed` are passed as written, even
+        // when missing or wrongly typed (SCRIPT-FORMAT.md §4.1): the kernel's
+        // checks, in the reference's order, decide the step's error.
+        let perm = map.get("perm");
         let artifact = if op == "finalize" {
             allowed(map, op, &["perm", "visibility", "label"])?;
-            let visibility = match map.get("visibility") {
-                None => None,
-                Some(v) => Some(v.as_str().ok_or_else(|| invalid("visibility must be a string"))?.to_owned()),
-            };
             let transcript = self.session().kernel.live_transcript();
-            finalize_replay(&transcript, &FinalizeOptions { perm, visibility, ..FinalizeOptions::default() })
+            finalize_replay_value(&transcript, perm, map.get("visibility"))
         } else {
             allowed(map, op, &["sessions", "seed", "perm", "advancePolicy", "label"])?;
+            // Which sessions' transcripts form the run is the script's own
+            // structure, not a kernel argument.
             let indices = req(map, "sessions", op)?
                 .as_array()
                 .ok_or_else(|| invalid("sessions must be an array"))?
@@ -585,7 +597,9 @@ impl Runner {
                         .ok_or_else(|| invalid("sessions must name existing sessions"))
                 })
                 .collect::<Result<Vec<usize>, _>>()?;
-            let seed = seed_from_value(req(map, "seed", op)?);
+            // The kernel spec (§5.6) names only these two policies; what the
+            // reference does with any other value is not written down, so a
+            // script with one is refused rather than guessed at.
             let advance_policy = match map.get("advancePolicy").map(|v| v.as_str()) {
                 None => AdvancePolicy::WinToAdvance,
                 Some(Some("win-to-advance")) => AdvancePolicy::WinToAdvance,
@@ -593,12 +607,7 @@ impl Runner {
                 Some(other) => return Err(invalid(format!("unknown advancePolicy {other:?}"))),
             };
             let transcripts: Vec<_> = indices.iter().map(|&i| self.sessions[i].kernel.live_transcript()).collect();
-            seed.and_then(|seed| {
-                finalize_run_replay(
-                    &transcripts,
-                    &RunFinalizeOptions { seed, perm, advance_policy, ..RunFinalizeOptions::default() },
-                )
-            })
+            finalize_run_replay_value(&transcripts, map.get("seed"), perm, advance_policy)
         };
         let mut record = Map::new();
         match artifact {

@@ -1,23 +1,39 @@
-//! Every script of the shared conformance pack reproduces the reference
-//! outputs byte for byte, and every script of the project's own pack
+//! Every script of the shared conformance pack and of its randomized pack
+//! (`fuzz/`) reproduces the reference outputs byte for byte, and every
+//! script of the project's own pack
 //! (`conformance/` at the repository root: edge cases of kernel spec §4.10
 //! and §4.12 and SCRIPT-FORMAT.md §4) reproduces its reviewed outputs.
 
-use gaos_testkit::conformance_dir;
-use gaos_testkit::conformance_outputs::{compare_outputs, project_conformance_dir, script_paths};
+use std::path::Path;
 
-#[test]
-fn every_script_matches_the_reference_outputs() {
-    let dir = conformance_dir();
-    let scripts = script_paths(&dir);
-    assert!(scripts.len() >= 12, "expected the full pack of scripts, found {}", scripts.len());
+use gaos_testkit::conformance_outputs::{compare_outputs, project_conformance_dir, script_paths};
+use gaos_testkit::{conformance_dir, fuzz_conformance_dir};
+
+/// Runs every script of `pack` with the built-in games and compares its
+/// outputs with the pack's `expected/`; at least `at_least` scripts.
+fn assert_pack_matches(pack: &Path, at_least: usize) {
+    let scripts = script_paths(pack);
+    assert!(scripts.len() >= at_least, "expected the full pack of scripts, found {}", scripts.len());
     let mut problems = Vec::new();
     for script in &scripts {
         let value = gaos_conformance::read_script(script).expect("script JSON");
         let output = gaos_conformance::run_script(&value).unwrap_or_else(|e| panic!("{}: {e}", script.display()));
-        problems.extend(compare_outputs(&output.name, &output.files, &dir.join("expected").join(&output.name)));
+        problems.extend(compare_outputs(&output.name, &output.files, &pack.join("expected").join(&output.name)));
     }
     assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+}
+
+#[test]
+fn every_script_matches_the_reference_outputs() {
+    assert_pack_matches(&conformance_dir(), 12);
+}
+
+/// The randomized scripts (long, with about a quarter of edge steps: wrong
+/// argument types, held transitions completed late, finalize with bad perms
+/// and visibility, runs with faulty levels) match the reference too.
+#[test]
+fn every_fuzz_script_matches_the_reference_outputs() {
+    assert_pack_matches(&fuzz_conformance_dir(), 15);
 }
 
 /// The project pack: the same layout as the shared one. With

@@ -38,7 +38,10 @@ pub mod read;
 pub mod validate;
 pub mod verify;
 
-pub use finalize::{AdvancePolicy, FinalizeOptions, RunFinalizeOptions, finalize_replay, finalize_run_replay};
+pub use finalize::{
+    AdvancePolicy, FinalizeOptions, RunFinalizeOptions, finalize_replay, finalize_replay_value, finalize_run_replay,
+    finalize_run_replay_value,
+};
 pub use format::{FILE_EXTENSION, FORMAT_ID, FormatVersion, MEDIA_TYPE, ReplayArtifact, ReplayBody};
 pub use problem::{MAX_PROBLEMS, ProblemList, ReplayFormatError, ReplayProblem};
 pub use read::{parse_replay_jsonl, read_jsonl, read_replay, read_replay_bytes};

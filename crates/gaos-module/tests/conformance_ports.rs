@@ -1,7 +1,8 @@
 //! Issue 14, Acceptance 1: the JS ports of the five conformance games
 //! (`conformance/modules/*.mjs` at the repository root), each loaded in place
 //! of the built-in game with the same id, reproduce every script of the
-//! shared pack and of the project's pack byte for byte. The ports also agree
+//! shared pack (its randomized `fuzz/` scripts included) and of the
+//! project's pack byte for byte. The ports also agree
 //! with the built-in games on what the scripts do not reach: their metadata,
 //! their views along played-out games over every shipped level, their legal
 //! moves and their timeout mappings; and they re-simulate every case of the
@@ -21,7 +22,7 @@ use gaos_kernel::{
 };
 use gaos_module::{ModuleGame, ModuleLimits};
 use gaos_testkit::conformance_outputs::{compare_outputs, project_conformance_dir, script_paths};
-use gaos_testkit::{array_field, conformance_dir, read_conformance_json, str_field};
+use gaos_testkit::{array_field, conformance_dir, fuzz_conformance_dir, read_conformance_json, str_field};
 
 const PORTED: [&str; 5] =
     ["conformance/counter", "conformance/hilo", "conformance/race", "conformance/sealed", "conformance/tictactoe"];
@@ -85,6 +86,14 @@ fn every_script_reproduces_its_expected_outputs_with_the_js_ports() {
     println!("ran {ran_shared} shared and {ran_project} project scripts with the JS ports");
     assert!(ran_shared >= 12, "expected the 12 shared scripts to run with the ports, ran {ran_shared}");
     assert!(ran_project >= 10, "expected the project pack to run with the ports, ran {ran_project}");
+    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+}
+
+/// Issue 28: the randomized scripts of `fuzz/` too, every one with its port.
+#[test]
+fn every_fuzz_script_reproduces_the_reference_outputs_with_the_js_ports() {
+    let (problems, ran) = run_pack_with_ports(&fuzz_conformance_dir(), &modules_dir());
+    assert!(ran >= 15, "expected the 15 fuzz scripts to run with the ports, ran {ran}");
     assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
 }
 

@@ -43,6 +43,12 @@ pub fn conformance_dir() -> PathBuf {
     shared_dir().join("conformance")
 }
 
+/// `shared/conformance/fuzz`: scripts written by the reference's seeded
+/// random generator, in the main pack's layout (`scripts/`, `expected/`).
+pub fn fuzz_conformance_dir() -> PathBuf {
+    conformance_dir().join("fuzz")
+}
+
 /// Read and parse a JSON file of the pack (path relative to `conformance/`).
 pub fn read_conformance_json(relative: &str) -> Value {
     let path = conformance_dir().join(relative);

@@ -8,8 +8,10 @@ use super::validate::validate_replay;
 use crate::action::SubmittedAction;
 use crate::audit::validate_timeout_audit;
 use crate::error::{AdvanceCode, KernelError};
-use crate::event::{CanonicalInput, EventBody, ResolutionCause, SeedPolicy, SessionEvent, SessionTranscript};
-use crate::seed::run_level_seed;
+use crate::event::{
+    CanonicalInput, EventBody, ResolutionCause, SeedPolicy, SessionEvent, SessionHeader, SessionTranscript,
+};
+use crate::seed::{run_level_seed, seed_from_value};
 
 /// Options of [`finalize_replay`].
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -51,7 +53,23 @@ pub struct RunFinalizeOptions {
     pub include_host_time: bool,
 }
 
+/// The options of one `finalizeReplay` call with `perm` and `visibility` as
+/// the caller passed them (`None`: absent). The typed options convert into
+/// this; [`finalize_replay_value`] takes a script's values unchanged.
+#[derive(Clone, Copy)]
+struct ReplayArgs<'a> {
+    perm: Option<&'a Value>,
+    visibility: Option<&'a Value>,
+    extensions: Option<&'a Map>,
+    include_host_time: bool,
+}
+
+fn perm_value(perm: &[u64]) -> Value {
+    Value::Array(perm.iter().map(|&p| p.into()).collect())
+}
+
 /// One finalized level: its header entry and its records (numbered later).
+#[derive(Clone)]
 struct Segment {
     level: Map,
     records: Vec<Map>,
@@ -60,13 +78,26 @@ struct Segment {
     actions_used: u64,
 }
 
-fn wire_id(canonical_id: &str, perm: &[u64]) -> String {
+/// `wireId = "Action " + (perm.indexOf(N − 1) + 1)` for a canonical id
+/// `Action N` (kernel spec §5.5 step 3), with JavaScript's meaning for
+/// whatever `perm` the caller passed: an array is searched with strict
+/// equality, so an entry `"0"`, `0.5` or `null` never matches and the id
+/// becomes `Action 0`, which validation then refuses; a string has an
+/// `indexOf` too (its header `perm` fails validation whatever the id); any
+/// other value (or none) has no `indexOf`: a TypeError.
+fn wire_id(canonical_id: &str, perm: Option<&Value>) -> Result<String, KernelError> {
     match canonical_id.strip_prefix("Action ").and_then(|n| n.parse::<u64>().ok()) {
         Some(n) if n >= 1 && canonical_id == format!("Action {n}") => {
-            let wire = perm.iter().position(|&p| p == n - 1).map_or(0, |i| i + 1);
-            format!("Action {wire}")
+            let wire = match perm {
+                Some(Value::Array(items)) => {
+                    items.iter().position(|p| p.as_f64() == Some((n - 1) as f64)).map_or(0, |i| i + 1)
+                }
+                Some(Value::String(_)) => 0,
+                _ => return Err(KernelError::type_error("perm must be an array (perm.indexOf is not a function)")),
+            };
+            Ok(format!("Action {wire}"))
         }
-        _ => canonical_id.to_owned(),
+        _ => Ok(canonical_id.to_owned()),
     }
 }
 
@@ -93,10 +124,10 @@ fn project_action_fields(action: &SubmittedAction, out: &mut Map) {
     }
 }
 
-fn project_input(input: &CanonicalInput, perm: &[u64]) -> Value {
+fn project_input(input: &CanonicalInput, perm: Option<&Value>) -> Result<Value, KernelError> {
     let mut out = Map::new();
     out.insert("canonicalId".into(), input.action.id.clone().into());
-    out.insert("wireId".into(), wire_id(&input.action.id, perm).into());
+    out.insert("wireId".into(), wire_id(&input.action.id, perm)?.into());
     project_action_fields(&input.action, &mut out);
     if let Some(id) = &input.submission_id {
         out.insert("submissionId".into(), id.clone().into());
@@ -114,7 +145,7 @@ fn project_input(input: &CanonicalInput, perm: &[u64]) -> Value {
             out.insert(key.into(), v.clone());
         }
     }
-    Value::Object(out)
+    Ok(Value::Object(out))
 }
 
 fn record(kind: &str, event: &SessionEvent, include_host_time: bool) -> Map {
@@ -126,11 +157,13 @@ fn record(kind: &str, event: &SessionEvent, include_host_time: bool) -> Map {
     out
 }
 
-/// Finalize one transcript into its records and level entry.
+/// Finalize one transcript into its records and level entry: steps 1–3 of
+/// kernel spec §5.5 (timeout audit, terminal result, projection through
+/// `perm`); the artifact's validation (step 4) is [`assemble`]'s.
 fn finalize_segment(
     transcript: &SessionTranscript,
     level_seed: u32,
-    options: &FinalizeOptions,
+    options: &ReplayArgs<'_>,
 ) -> Result<Segment, KernelError> {
     validate_timeout_audit(&transcript.events, &transcript.header.seats).map_err(KernelError::type_error)?;
     let terminal = transcript.events.iter().rev().find_map(|e| match &e.body {
@@ -146,8 +179,8 @@ fn finalize_segment(
             ));
         }
     };
-    let full_visibility = options.visibility.as_deref().is_none_or(|v| v == "full");
-    let perm = &options.perm;
+    let full_visibility = options.visibility.is_none_or(|v| v.as_str() == Some("full"));
+    let perm = options.perm;
     let mut records = Vec::new();
     for event in &transcript.events {
         let host = options.include_host_time;
@@ -165,13 +198,14 @@ fn finalize_segment(
                     }
                     .into(),
                 );
-                r.insert("inputs".into(), Value::Array(inputs.iter().map(|i| project_input(i, perm)).collect()));
+                let projected = inputs.iter().map(|i| project_input(i, perm)).collect::<Result<Vec<_>, _>>()?;
+                r.insert("inputs".into(), Value::Array(projected));
                 if *cause == ResolutionCause::Timeout {
                     let system = system_input
                         .as_deref()
                         .or_else(|| inputs.iter().rev().find(|i| i.submission_id.is_none()))
                         .ok_or_else(|| KernelError::type_error("a timeout resolution has no system input"))?;
-                    r.insert("systemInput".into(), project_input(system, perm));
+                    r.insert("systemInput".into(), project_input(system, perm)?);
                 }
                 r
             }
@@ -263,14 +297,14 @@ fn finalize_segment(
     })
 }
 
+/// The artifact of `segments` (level `i` is `segments[i]`), validated like
+/// the reference's `createReplayArtifact` (kernel spec §5.5 step 4).
 fn assemble(
     transcript: &SessionTranscript,
     seed: u32,
     seed_policy: SeedPolicy,
     segments: Vec<Segment>,
-    perm: &[u64],
-    visibility: Option<&str>,
-    extensions: Option<&Map>,
+    options: &ReplayArgs<'_>,
 ) -> Result<ReplayArtifact, KernelError> {
     let mut levels = Vec::new();
     let mut records = Vec::new();
@@ -299,16 +333,18 @@ fn assemble(
     out.insert("game".into(), gaos_json::to_value(&header.game).expect("game ref is JSON"));
     out.insert("seed".into(), seed.into());
     out.insert("seedPolicy".into(), seed_policy.as_str().into());
-    out.insert("perm".into(), Value::Array(perm.iter().map(|&p| p.into()).collect()));
+    if let Some(perm) = options.perm {
+        out.insert("perm".into(), perm.clone());
+    }
     out.insert("levels".into(), Value::Array(levels));
     let mut totals = Map::new();
     totals.insert("totalStars".into(), Value::Number(total_stars));
     totals.insert("totalActionsUsed".into(), total_actions.into());
     out.insert("totals".into(), Value::Object(totals));
-    if let Some(v) = visibility {
-        out.insert("visibility".into(), v.into());
+    if let Some(v) = options.visibility {
+        out.insert("visibility".into(), v.clone());
     }
-    let mut ext = extensions.cloned().unwrap_or_default();
+    let mut ext = options.extensions.cloned().unwrap_or_default();
     if let Some(dmath) = &header.dmath {
         ext.insert("dmath".into(), dmath.clone());
     }
@@ -338,83 +374,152 @@ pub fn finalize_replay(
     transcript: &SessionTranscript,
     options: &FinalizeOptions,
 ) -> Result<ReplayArtifact, KernelError> {
+    let perm = perm_value(&options.perm);
+    let visibility = options.visibility.as_deref().map(Value::from);
+    finalize_one(
+        transcript,
+        &ReplayArgs {
+            perm: Some(&perm),
+            visibility: visibility.as_ref(),
+            extensions: options.extensions.as_ref(),
+            include_host_time: options.include_host_time,
+        },
+    )
+}
+
+/// `finalizeReplay(transcript, {perm, visibility?})` with `perm` and
+/// `visibility` as a caller passed them (`None`: absent), as the
+/// conformance driver passes a script's (SCRIPT-FORMAT.md §4.1): whatever
+/// they hold reaches the checks of kernel spec §5.5 in its order, so a
+/// non-terminal session is `advance`/`terminal` before any look at them, a
+/// `perm` without `indexOf` is a TypeError at the first `Action N` input, and
+/// a `perm` that is no bijection or a `visibility` that is neither `"full"`
+/// nor `"seat:<id>"` (`null` included: it is written into the header) fails
+/// the artifact's validation (`replay-format`/`invalid`).
+pub fn finalize_replay_value(
+    transcript: &SessionTranscript,
+    perm: Option<&Value>,
+    visibility: Option<&Value>,
+) -> Result<ReplayArtifact, KernelError> {
+    finalize_one(transcript, &ReplayArgs { perm, visibility, extensions: None, include_host_time: false })
+}
+
+fn finalize_one(transcript: &SessionTranscript, options: &ReplayArgs<'_>) -> Result<ReplayArtifact, KernelError> {
     let header = &transcript.header;
     let level_seed = match header.seed_policy {
         SeedPolicy::Explicit => header.seed,
         SeedPolicy::RunLevelSeedV1 => run_level_seed(header.seed, 0).expect("index 0 is exact"),
     };
     let segment = finalize_segment(transcript, level_seed, options)?;
-    assemble(
-        transcript,
-        header.seed,
-        header.seed_policy,
-        vec![segment],
-        &options.perm,
-        options.visibility.as_deref(),
-        options.extensions.as_ref(),
-    )
+    assemble(transcript, header.seed, header.seed_policy, vec![segment], options)
 }
 
 /// `finalizeRunReplay(transcripts, options)`: ordered one-level transcripts
-/// as one derived-seed run.
+/// as one derived-seed run (check order: [`finalize_run`]).
 pub fn finalize_run_replay(
     transcripts: &[SessionTranscript],
     options: &RunFinalizeOptions,
 ) -> Result<ReplayArtifact, KernelError> {
-    let first = transcripts.first().ok_or_else(|| KernelError::type_error("a run needs at least one level"))?;
-    let same = |f: &dyn Fn(&SessionTranscript) -> String| transcripts.iter().all(|t| f(t) == f(first));
-    if !same(&|t| t.header.session_id.clone()) {
+    let perm = perm_value(&options.perm);
+    let visibility = options.visibility.as_deref().map(Value::from);
+    let args = ReplayArgs {
+        perm: Some(&perm),
+        visibility: visibility.as_ref(),
+        extensions: options.extensions.as_ref(),
+        include_host_time: options.include_host_time,
+    };
+    finalize_run(transcripts, Ok(options.seed), options.advance_policy, &args)
+}
+
+/// `finalizeRunReplay(transcripts, {seed, perm, advancePolicy?})` with `seed`
+/// and `perm` as a caller passed them (`None`: absent), as the conformance
+/// driver passes a script's: a seed that is not a u32 is a TypeError, and
+/// `perm` reaches each level's `finalizeReplay` as in
+/// [`finalize_replay_value`].
+pub fn finalize_run_replay_value(
+    transcripts: &[SessionTranscript],
+    seed: Option<&Value>,
+    perm: Option<&Value>,
+    advance_policy: AdvancePolicy,
+) -> Result<ReplayArtifact, KernelError> {
+    let seed = seed_from_value(seed.unwrap_or(&Value::Null));
+    let args = ReplayArgs { perm, visibility: None, extensions: None, include_host_time: false };
+    finalize_run(transcripts, seed, advance_policy, &args)
+}
+
+/// Whether `level` may join the run that level 0 (`first`) opened: the same
+/// session, game, deterministic math, timeout policy and seat keys.
+fn check_same_run(first: &SessionTranscript, level: &SessionTranscript) -> Result<(), KernelError> {
+    let (a, b) = (&first.header, &level.header);
+    if a.session_id != b.session_id {
         return Err(KernelError::type_error("every level of a run must share the session id"));
     }
     let canon = |v: &Option<Value>| v.as_ref().map(canonical_json).unwrap_or_default();
-    if !same(&|t| canonical_json(&gaos_json::to_value(&t.header.game).expect("game ref is JSON")))
-        || !same(&|t| canon(&t.header.dmath))
-        || !same(&|t| canon(&t.header.timeout_policy))
-        || !same(&|t| format!("{}|{}", canon(&t.header.seat_keys), canon(&t.header.signature_policy)))
+    let game = |h: &SessionHeader| canonical_json(&gaos_json::to_value(&h.game).expect("game ref is JSON"));
+    if game(a) != game(b)
+        || canon(&a.dmath) != canon(&b.dmath)
+        || canon(&a.timeout_policy) != canon(&b.timeout_policy)
+        || (canon(&a.seat_keys), canon(&a.signature_policy)) != (canon(&b.seat_keys), canon(&b.signature_policy))
     {
         return Err(KernelError::type_error(
             "every level of a run must share the game, dmath, timeout policy and seat keys",
         ));
     }
-    for (i, t) in transcripts.iter().enumerate() {
-        let expected = run_level_seed(options.seed, i as u64).map_err(KernelError::type_error)?;
-        if t.header.seed_policy != SeedPolicy::Explicit || t.header.seed != expected {
+    Ok(())
+}
+
+/// The run of kernel spec §5.6, checked in the reference's order, level by
+/// level (the first failing check decides the error):
+///
+/// 1. there is at least one level, and the run seed is a u32 (TypeError);
+/// 2. then for each level `i` in order, before level `i + 1` is looked at:
+///    1. its header agrees with level 0's: session id, game, dmath, timeout
+///       policy, seat keys and signature policy (TypeError);
+///    2. its seed policy is `explicit` and its seed `runLevelSeed(seed, i)`
+///       (TypeError);
+///    3. the level's own `finalizeReplay` (§5.5) with the run's `perm` and
+///       `visibility`: timeout audit (TypeError), a terminal result
+///       (`advance`/`terminal`), the projection through `perm` (TypeError
+///       when `perm` has no `indexOf`), and the validation of that one-level
+///       artifact, where a bad `perm` is refused (`replay-format`/`invalid`);
+///    4. under `win-to-advance`, a level before the last must be `won`
+///       (TypeError);
+/// 3. the run's artifact (levels concatenated, `n` global, `levelIndex = i`,
+///    `seedPolicy: gaos.run-level-seed.v1`) is validated
+///    (`replay-format`/`invalid`).
+///
+/// So a `perm` that level 0's artifact refuses is `replay-format`/`invalid`
+/// even when a later level has another session id or a wrong seed, or level
+/// 0 was not won: those checks come after level 0's `finalizeReplay`.
+fn finalize_run(
+    transcripts: &[SessionTranscript],
+    seed: Result<u32, KernelError>,
+    advance_policy: AdvancePolicy,
+    options: &ReplayArgs<'_>,
+) -> Result<ReplayArtifact, KernelError> {
+    let first = transcripts.first().ok_or_else(|| KernelError::type_error("a run needs at least one level"))?;
+    let seed = seed?;
+    let level_options = ReplayArgs { extensions: None, ..*options };
+    let mut segments = Vec::with_capacity(transcripts.len());
+    for (i, level) in transcripts.iter().enumerate() {
+        check_same_run(first, level)?;
+        let expected = run_level_seed(seed, i as u64).map_err(KernelError::type_error)?;
+        if level.header.seed_policy != SeedPolicy::Explicit || level.header.seed != expected {
             return Err(KernelError::type_error(format!(
-                "level {i} must be played with the explicit seed runLevelSeed({}, {i}) = {expected}",
-                options.seed
+                "level {i} must be played with the explicit seed runLevelSeed({seed}, {i}) = {expected}"
             )));
         }
-    }
-    if options.advance_policy == AdvancePolicy::WinToAdvance {
-        for (i, t) in transcripts.iter().enumerate().take(transcripts.len() - 1) {
-            let won = t.events.iter().rev().find_map(|e| match &e.body {
-                EventBody::Resolution { result, .. } => Some(result.status == "won"),
-                _ => None,
-            });
-            if won != Some(true) {
-                return Err(KernelError::type_error(format!(
-                    "level {i} was not won; under win-to-advance only the final level may end otherwise"
-                )));
-            }
+        let segment = finalize_segment(level, level.header.seed, &level_options)?;
+        // The level's own artifact is validated (and dropped) here, so that
+        // its problems come before any later level's.
+        assemble(level, level.header.seed, SeedPolicy::Explicit, vec![segment.clone()], &level_options)?;
+        if advance_policy == AdvancePolicy::WinToAdvance && i + 1 < transcripts.len() && segment.result_status != "won"
+        {
+            return Err(KernelError::type_error(format!(
+                "level {i} was not won; under win-to-advance only the final level may end otherwise"
+            )));
         }
+        segments.push(segment);
     }
-    let segment_options = FinalizeOptions {
-        perm: options.perm.clone(),
-        visibility: options.visibility.clone(),
-        extensions: None,
-        include_host_time: options.include_host_time,
-    };
-    let segments = transcripts
-        .iter()
-        .map(|t| finalize_segment(t, t.header.seed, &segment_options))
-        .collect::<Result<Vec<_>, _>>()?;
-    assemble(
-        first,
-        options.seed,
-        SeedPolicy::RunLevelSeedV1,
-        segments,
-        &options.perm,
-        options.visibility.as_deref(),
-        options.extensions.as_ref(),
-    )
+    assemble(first, seed, SeedPolicy::RunLevelSeedV1, segments, options)
 }

@@ -42,6 +42,13 @@ pub fn rounds_options(session: &str, game: &str) -> Arc<KernelOptions<Rounds>> {
 
 /// The same options, unshared, for a test that changes a field first.
 pub fn rounds_kernel_options(session: &str, game: &str, reducer: Rounds) -> KernelOptions<Rounds> {
+    test_kernel_options(session, game, reducer)
+}
+
+/// Options of a session of `reducer` with this module's conventions: seats
+/// `a`, `b`, turns, seed 0, level `null`, commands taken as the actions
+/// themselves, no timeout mapper.
+pub fn test_kernel_options<R: TickReducer>(session: &str, game: &str, reducer: R) -> KernelOptions<R> {
     KernelOptions {
         session_id: session.into(),
         game: GameRef::conventional(game),
