@@ -31,5 +31,6 @@ mod play_console;
 mod replay_cmd;
 mod serve_cmd;
 mod session_cmd;
+mod store_args;
 
 pub use app::App;

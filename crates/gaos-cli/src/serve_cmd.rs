@@ -119,6 +119,8 @@ pub struct ServeArgs {
     pub test_clock: bool,
     #[command(flatten)]
     pub limits: LimitArgs,
+    #[command(flatten)]
+    pub store: crate::store_args::StoreArgs,
     /// Also serve the game module FILE.mjs (repeatable); a module with
     /// the id of a built-in game replaces it.
     #[arg(long = "game", value_name = "FILE")]
@@ -165,6 +167,7 @@ pub fn run(registry: &GameRegistry, args: ServeArgs) -> ExitCode {
         lease_max_ms,
         test_clock,
         limits,
+        store,
         game_modules,
         game_dirs,
         module_limits,
@@ -213,6 +216,13 @@ pub fn run(registry: &GameRegistry, args: ServeArgs) -> ExitCode {
     if test_clock {
         eprintln!("gaos serve: --test-clock is on: the operator can move this host's clock (testing only)");
     }
+    let store = match store.choice(&listen) {
+        Ok(store) => store,
+        Err(e) => {
+            eprintln!("gaos serve: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -233,6 +243,7 @@ pub fn run(registry: &GameRegistry, args: ServeArgs) -> ExitCode {
             ..HostOptions::new(registry.clone())
         },
         limits,
+        store,
     };
     // Shutting down also ends open MCP streams (else graceful shutdown waits on them).
     let mcp_cancel = CancellationToken::new();
@@ -245,17 +256,18 @@ pub fn run(registry: &GameRegistry, args: ServeArgs) -> ExitCode {
         // The web pages (static shells calling the API with the person's token)
         // and their replay-frames route, open to any token of this host.
         let web_host = host.clone();
-        let authorize: gaos_web::Authorize = Arc::new(move |token: &str| web_host.caller(Some(token)).is_ok());
+        let authorize: gaos_web::Authorize = Arc::new(move |token: &str| web_host.caller_blocking(Some(token)).is_ok());
         if let Some(dir) = &bench_reports {
             println!("gaos serve: benchmark reports of {} at http://{address}/bench/", dir.display());
         }
         let web =
             gaos_web::WebOptions { registry: host.registry().clone(), authorize, bench_reports: bench_reports.clone() };
         let host = host.clone();
-        let resolve_seat: gaos_mcp::http::ResolveSeat = Arc::new(move |token: &str| match host.caller(Some(token)) {
-            Ok(Caller::Seat { session_id, seat }) => Some((session_id, seat)),
-            _ => None,
-        });
+        let resolve_seat: gaos_mcp::http::ResolveSeat =
+            Arc::new(move |token: &str| match host.caller_blocking(Some(token)) {
+                Ok(Caller::Seat { session_id, seat }) => Some((session_id, seat)),
+                _ => None,
+            });
         let mut mcp = McpHttpOptions::new(format!("http://{}", loopback(address)), resolve_seat);
         mcp.default_lease_ms = lease_bounds.default_ms;
         mcp.cancel = mcp_cancel;

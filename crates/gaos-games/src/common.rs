@@ -2,6 +2,7 @@
 //! rankings and participation checks.
 
 use gaos_json::{Map, Value, obj};
+use gaos_kernel::GameStatus;
 use gaos_kernel::{GameError, TimeoutInput};
 
 /// The level as an object, or a clear error naming the game.
@@ -78,7 +79,7 @@ pub(crate) fn view_participants(view: &Value) -> Vec<&str> {
 
 /// True when the view is `playing` and `seat` participates in its window.
 pub(crate) fn can_act(view: &Value, seat: &str) -> bool {
-    view.get("status").and_then(Value::as_str) == Some("playing") && view_participants(view).contains(&seat)
+    GameStatus::of_view(view) == Some(GameStatus::Playing) && view_participants(view).contains(&seat)
 }
 
 /// The named seat of a per-seat timeout; window-wide timeouts are refused

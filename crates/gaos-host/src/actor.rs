@@ -21,6 +21,7 @@ mod history;
 mod lane;
 mod leases;
 mod mailbox;
+mod persist;
 mod reset;
 mod seat_states;
 mod streams;
@@ -31,7 +32,6 @@ use std::time::Duration;
 
 use gaos_json::Value;
 use gaos_kernel::{Cadence, DynReducer, Game, SessionKernel};
-use gaos_session::policy::SessionPolicy;
 use tokio::sync::mpsc;
 
 use crate::answers::{ACT_ANSWERS_IN_MEMORY, AnswerCache};
@@ -44,12 +44,13 @@ use crate::metrics::Metrics;
 use crate::receipts::ReceiptIssuer;
 use crate::schedule::{TickSchedule, TurnClock};
 use crate::storage::writer::Writer;
-use crate::storage::{SessionStateKey, SessionStatus, StoreReader, StoredAnswer, WriteBatch, WriteOp};
+use crate::storage::{Fence, SessionStateKey, SessionStatus, StoreReader, StoredAnswer, WriteOp};
 
 pub use checkpoints::DEFAULT_CHECKPOINT_EVERY;
 pub(crate) use checkpoints::StoreHistory;
 pub(crate) use episodes::{Episodes, ResetMark, rehydrate_run};
 pub use mailbox::{ActorHandle, Command, SessionSummary};
+pub(crate) use persist::fence_of;
 pub use seat_states::SeatState;
 pub use streams::{StreamItem, Subscription};
 
@@ -85,6 +86,8 @@ pub(crate) struct ActorInit {
     pub checkpoint_every: u64,
     /// Set when the kernel was restored from a checkpoint.
     pub restored_from: Option<RestoredFrom>,
+    /// The owner and epoch this host holds the session at.
+    pub fence: Fence,
 }
 
 /// Where a kernel restored from a checkpoint starts: the transcript digest
@@ -98,7 +101,6 @@ pub(crate) struct RestoredFrom {
 pub(crate) struct SessionActor {
     id: String,
     config: SessionConfig,
-    policy: SessionPolicy,
     game: Arc<dyn Game>,
     /// The live level's kernel (a session that is not a run has one level).
     kernel: SessionKernel<DynReducer>,
@@ -136,6 +138,13 @@ pub(crate) struct SessionActor {
     checkpoint_every: u64,
     /// False once the game said its state cannot be checkpointed.
     checkpoints_supported: bool,
+    /// The owner and epoch every write of this actor is fenced with.
+    fence: Fence,
+    /// Set once a write failed or was fenced (`actor/persist.rs`): the actor
+    /// answers the request at hand and stops.
+    stopped: Option<persist::Stopped>,
+    /// Shared with the [`ActorHandle`]s: set once the actor stopped so.
+    stopped_flag: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl SessionActor {
@@ -159,6 +168,7 @@ impl SessionActor {
             episodes,
             checkpoint_every,
             restored_from,
+            fence,
         } = init;
         let receipts = ReceiptIssuer::resume(&answers);
         // Act answers in memory are bounded by the kernel's receipt
@@ -167,21 +177,21 @@ impl SessionActor {
         let retention = kernel.limits().receipt_retention.saturating_mul(config.seats.len() as u64);
         let act_capacity = (retention as usize).clamp(1, ACT_ANSWERS_IN_MEMORY);
         let answers = AnswerCache::from_stored(answers, act_capacity);
-        let policy = config.policy();
         // The policy's controller, else the one the first attach pinned
         // (stored answers keep only a fingerprint of their request, so the
         // pin is read from the session's state, never from them).
-        let pinned_controller = policy.controller().cloned().or(pinned_controller);
+        let pinned_controller = config.policy.controller().cloned().or(pinned_controller);
         let seats = Arc::new(config.seats.clone());
         let created_at_ms = config.created_at_ms;
-        let tick_period_ms = match config.cadence() {
-            Ok(Cadence::Ticks(rate)) => Some(rate.milliseconds_per_tick),
-            _ => None,
+        let tick_period_ms = match config.cadence {
+            Cadence::Ticks(rate) => Some(rate.milliseconds_per_tick),
+            Cadence::Turns => None,
         };
-        let mut turn = TurnClock::new(config.turn_ms);
+        let mut turn = TurnClock::new(config.turn_ms());
         if let Some(text) = &turn_clock {
             turn.restore(text, episodes.revision_at_start(&kernel));
         }
+        let stopped_flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let mut actor = SessionActor {
             id: config.session_id.clone(),
             transcript: match &restored_from {
@@ -195,7 +205,6 @@ impl SessionActor {
             persisted_turn: turn_clock,
             ticks: TickSchedule::new(tick_period_ms),
             config,
-            policy,
             game,
             kernel,
             episodes,
@@ -212,13 +221,16 @@ impl SessionActor {
             clock,
             checkpoint_every,
             checkpoints_supported: true,
+            fence,
+            stopped: None,
+            stopped_flag: Arc::clone(&stopped_flag),
         };
         actor.arm_timers();
         let (tx, rx) = mpsc::channel(1024);
         let (priority, priority_rx) = mpsc::channel(16);
         metrics.live_sessions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         tokio::spawn(actor.run(rx, priority_rx));
-        ActorHandle { tx, priority, seats, created_at_ms }
+        ActorHandle { tx, priority, seats, created_at_ms, stopped: stopped_flag }
     }
 
     async fn run(mut self, mut rx: mpsc::Receiver<Command>, mut priority: mpsc::Receiver<Command>) {
@@ -255,6 +267,20 @@ impl SessionActor {
                 },
                 _ = sleep_opt(sleep), if sleep.is_some() => self.on_timer().await,
             }
+            if let Some(error) = self.stopped_error() {
+                // A write failed or was fenced: this actor answered that
+                // request and stops; the host forgets it
+                // (`ActorHandle::is_stopped`) and loads the session again for
+                // the next request. Commands already queued get the same
+                // answer (`unavailable` or `fenced`), which clients retry.
+                self.stopped_flag.store(true, std::sync::atomic::Ordering::Release);
+                rx.close();
+                priority.close();
+                while let Ok(command) = priority.try_recv().or_else(|_| rx.try_recv()) {
+                    mailbox::refuse(command, error.clone());
+                }
+                break;
+            }
         }
         self.metrics.live_sessions.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     }
@@ -273,9 +299,9 @@ impl SessionActor {
         }
         let Some(value) = now.clone() else { return };
         let op = WriteOp::SessionState { session_id: self.id.clone(), key: SessionStateKey::TurnClock, value };
-        match self.writer.write(WriteBatch { ops: vec![op] }).await {
-            Ok(()) => self.persisted_turn = now,
-            Err(e) => tracing::warn!(session = %self.id, error = %e, "the turn clock could not be persisted"),
+        // A failure is logged by the funnel; the next loop turn tries again.
+        if self.persist(vec![op]).await.is_ok() {
+            self.persisted_turn = now;
         }
     }
 }

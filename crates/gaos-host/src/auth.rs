@@ -77,6 +77,22 @@ impl Credentials {
         }
     }
 
+    /// Forget every credential of `session_id` (its session moved to
+    /// another host of the cluster; they are read again if it comes back).
+    pub(crate) fn forget_session(&self, session_id: &str) {
+        if let Ok(mut map) = self.by_hash.write() {
+            map.retain(|_, r| r.session_id != session_id);
+        }
+    }
+
+    /// Replace the credentials of `session_id` with `records` (as stored).
+    pub(crate) fn replace_session(&self, session_id: &str, records: Vec<CredentialRecord>) {
+        if let Ok(mut map) = self.by_hash.write() {
+            map.retain(|_, r| r.session_id != session_id);
+            map.extend(records.into_iter().map(|r| (r.token_hash.clone(), r)));
+        }
+    }
+
     /// Drop every seat token of `seat` in `session_id` (reissue).
     pub(crate) fn revoke_seat(&self, session_id: &str, seat: &str) {
         if let Ok(mut map) = self.by_hash.write() {

@@ -45,7 +45,15 @@ impl HostClock {
     }
 
     fn anchored(adjustable: bool) -> Self {
-        HostClock { anchor_ms: wall_ms(), anchor: Instant::now(), offset_ms: AtomicI64::new(0), adjustable }
+        Self::anchored_at(wall_ms(), adjustable)
+    }
+
+    /// A clock that reads `anchor_ms` now and runs on monotonically from
+    /// there: a host of a cluster anchors it to the database's clock, so
+    /// deadlines written by one host mean the same instant to the next
+    /// whatever the machines' own clocks say.
+    pub fn anchored_at(anchor_ms: i64, adjustable: bool) -> Self {
+        HostClock { anchor_ms, anchor: Instant::now(), offset_ms: AtomicI64::new(0), adjustable }
     }
 
     pub fn is_adjustable(&self) -> bool {

@@ -7,12 +7,14 @@ use gaos_json::{Map, Value};
 use gaos_kernel::protocol::is_valid_participant_id;
 use gaos_kernel::{Cadence, DynReducer, Game, KernelOptions, SeedPolicy, SessionLimits};
 use gaos_session::policy::SessionPolicy;
+use serde::{Deserialize, Serialize};
 
 use crate::error::HostError;
 use crate::run_spec::RunSpec;
 
 /// How attach receipts are issued.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub(crate) enum ReceiptMode {
     /// `previousReceiptDigest` links every receipt to the one before.
     Chained,
@@ -22,13 +24,6 @@ pub(crate) enum ReceiptMode {
 }
 
 impl ReceiptMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReceiptMode::Chained => "chained",
-            ReceiptMode::Unlinked => "unlinked",
-        }
-    }
-
     pub fn parse(text: &str) -> Option<Self> {
         Some(match text {
             "chained" => ReceiptMode::Chained,
@@ -38,12 +33,24 @@ impl ReceiptMode {
     }
 }
 
-/// Everything that defines a session, persisted as canonical JSON.
-#[derive(Debug, Clone, PartialEq)]
+/// The turn timeout of a session (`timeouts` of the create request).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct Timeouts {
+    /// Per-turn deadline in milliseconds (turns cadence, games with a timeout mapper).
+    pub turn_ms: u64,
+}
+
+/// Everything that defines a session, persisted as canonical JSON (the
+/// `config` column). Every field is typed: a stored configuration that does
+/// not read back is a failed load (`rehydrate_failed`), never a default.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct SessionConfig {
     pub session_id: String,
     pub game: String,
     pub level_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub level_version: Option<Value>,
     pub level: Value,
     pub seed: u32,
@@ -51,25 +58,34 @@ pub(crate) struct SessionConfig {
     pub seats: Vec<String>,
     /// The seat of the creator (its envelope answers the create request).
     pub creator: String,
-    pub cadence: Value,
-    pub limits: Option<Value>,
-    /// Per-turn deadline in milliseconds (turns cadence, games with a timeout mapper).
-    pub turn_ms: Option<u64>,
+    #[serde(with = "stored")]
+    pub cadence: Cadence,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "stored_opt")]
+    pub limits: Option<SessionLimits>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeouts: Option<Timeouts>,
     /// Receipt mode when receipts are issued.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receipts: Option<ReceiptMode>,
-    pub policy: Value,
+    #[serde(with = "stored")]
+    pub policy: SessionPolicy,
+    #[serde(rename = "createdAt")]
     pub created_at_ms: i64,
     /// Default lease duration of claims on this session (controller leases).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease_ms: Option<u64>,
     /// The SHA-256 of the game module the session was created with (none
     /// for built-in and crate games): a host refuses to rehydrate the
     /// session with a module of another digest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub module_sha256: Option<String>,
     /// A multi-level run (`run_spec.rs`): then `seed` is the run seed and
     /// `level_*` name the first level.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "stored_opt")]
     pub run: Option<RunSpec>,
     /// The benchmark manifest an official evaluation is bound to
     /// (`manifests.rs`), kept so finalize scores against the same bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub manifest: Option<Value>,
 }
 
@@ -77,92 +93,114 @@ fn bad(message: impl Into<String>) -> HostError {
     HostError::invalid_request(message)
 }
 
-impl SessionConfig {
-    pub fn to_value(&self) -> Value {
+/// A type stored in the configuration through its own JSON reading and
+/// writing (the kernel's and the contract's types keep their checks in one
+/// place: a stored value is read by the same code a request is).
+pub(crate) trait StoredAs: Sized {
+    fn to_stored(&self) -> Value;
+    fn from_stored(value: &Value) -> Result<Self, String>;
+}
+
+impl StoredAs for Cadence {
+    fn to_stored(&self) -> Value {
+        gaos_json::to_value(&self.header()).expect("a cadence header is JSON")
+    }
+    fn from_stored(value: &Value) -> Result<Self, String> {
+        Cadence::from_value(value)
+    }
+}
+
+impl StoredAs for SessionLimits {
+    fn to_stored(&self) -> Value {
         let mut m = Map::new();
-        m.insert("sessionId".into(), self.session_id.clone().into());
-        m.insert("game".into(), self.game.clone().into());
-        m.insert("levelId".into(), self.level_id.clone().into());
-        if let Some(v) = &self.level_version {
-            m.insert("levelVersion".into(), v.clone());
-        }
-        m.insert("level".into(), self.level.clone());
-        m.insert("seed".into(), self.seed.into());
-        m.insert("seedPolicy".into(), self.seed_policy.as_str().into());
-        m.insert("seats".into(), Value::Array(self.seats.iter().map(Value::from).collect()));
-        m.insert("creator".into(), self.creator.clone().into());
-        m.insert("cadence".into(), self.cadence.clone());
-        if let Some(limits) = &self.limits {
-            m.insert("limits".into(), limits.clone());
-        }
-        if let Some(ms) = self.turn_ms {
-            let mut t = Map::new();
-            t.insert("turnMs".into(), ms.into());
-            m.insert("timeouts".into(), Value::Object(t));
-        }
-        if let Some(mode) = self.receipts {
-            m.insert("receipts".into(), mode.as_str().into());
-        }
-        m.insert("policy".into(), self.policy.clone());
-        m.insert("createdAt".into(), self.created_at_ms.into());
-        if let Some(ms) = self.lease_ms {
-            m.insert("leaseMs".into(), ms.into());
-        }
-        if let Some(sha256) = &self.module_sha256 {
-            m.insert("moduleSha256".into(), sha256.clone().into());
-        }
-        if let Some(run) = &self.run {
-            m.insert("run".into(), run.to_value());
-        }
-        if let Some(manifest) = &self.manifest {
-            m.insert("manifest".into(), manifest.clone());
+        for (key, limit) in [
+            ("maxFutureTicks", self.max_future_ticks),
+            ("maxCatchUpTicks", self.max_catch_up_ticks),
+            ("receiptRetention", self.receipt_retention),
+            ("maxExtensionBytes", self.max_extension_bytes),
+            ("checkpointInterval", self.checkpoint_interval),
+            ("maxOpenCommitmentsPerSeat", self.max_open_commitments_per_seat),
+        ] {
+            if let Some(limit) = limit {
+                m.insert(key.into(), Value::Number(limit));
+            }
         }
         Value::Object(m)
     }
+    fn from_stored(value: &Value) -> Result<Self, String> {
+        SessionLimits::from_value(value)
+    }
+}
 
-    /// Read a persisted configuration.
-    pub fn from_value(value: &Value) -> Result<Self, String> {
-        let text = |k: &str| value.get(k).and_then(Value::as_str).map(str::to_owned).ok_or(format!("config.{k}"));
-        let seed_policy = match text("seedPolicy")?.as_str() {
-            "explicit" => SeedPolicy::Explicit,
-            "gaos.run-level-seed.v1" => SeedPolicy::RunLevelSeedV1,
-            other => return Err(format!("config.seedPolicy {other:?}")),
-        };
-        Ok(SessionConfig {
-            session_id: text("sessionId")?,
-            game: text("game")?,
-            level_id: text("levelId")?,
-            level_version: value.get("levelVersion").cloned(),
-            level: value.get("level").cloned().ok_or("config.level")?,
-            seed: value.get("seed").and_then(Value::as_u32).ok_or("config.seed")?,
-            seed_policy,
-            seats: value
-                .get("seats")
-                .and_then(Value::as_array)
-                .ok_or("config.seats")?
-                .iter()
-                .filter_map(|s| s.as_str().map(str::to_owned))
-                .collect(),
-            creator: text("creator")?,
-            cadence: value.get("cadence").cloned().ok_or("config.cadence")?,
-            limits: value.get("limits").cloned(),
-            turn_ms: value.get("timeouts").and_then(|t| t.get("turnMs")).and_then(Value::as_u64),
-            receipts: value.get("receipts").and_then(Value::as_str).and_then(ReceiptMode::parse),
-            policy: value.get("policy").cloned().ok_or("config.policy")?,
-            created_at_ms: value.get("createdAt").and_then(Value::as_i64).ok_or("config.createdAt")?,
-            lease_ms: value.get("leaseMs").and_then(Value::as_u64),
-            module_sha256: value.get("moduleSha256").and_then(Value::as_str).map(str::to_owned),
-            run: value.get("run").map(RunSpec::from_value).transpose()?,
-            manifest: value.get("manifest").cloned(),
-        })
+impl StoredAs for SessionPolicy {
+    fn to_stored(&self) -> Value {
+        self.value().clone()
+    }
+    fn from_stored(value: &Value) -> Result<Self, String> {
+        SessionPolicy::from_value(value)
+    }
+}
+
+impl StoredAs for RunSpec {
+    fn to_stored(&self) -> Value {
+        self.to_value()
+    }
+    fn from_stored(value: &Value) -> Result<Self, String> {
+        RunSpec::from_value(value)
+    }
+}
+
+/// `#[serde(with = "stored")]` for a [`StoredAs`] field.
+mod stored {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::{StoredAs, Value};
+
+    pub fn serialize<T: StoredAs, S: Serializer>(value: &T, serializer: S) -> Result<S::Ok, S::Error> {
+        value.to_stored().serialize(serializer)
     }
 
-    pub fn cadence(&self) -> Result<Cadence, String> {
-        Cadence::from_value(&self.cadence)
+    pub fn deserialize<'de, T: StoredAs, D: Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
+        T::from_stored(&Value::deserialize(deserializer)?).map_err(serde::de::Error::custom)
+    }
+}
+
+/// `#[serde(with = "stored_opt")]` for an optional [`StoredAs`] field.
+mod stored_opt {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::{StoredAs, Value};
+
+    pub fn serialize<T: StoredAs, S: Serializer>(value: &Option<T>, serializer: S) -> Result<S::Ok, S::Error> {
+        value.as_ref().map(T::to_stored).serialize(serializer)
+    }
+
+    pub fn deserialize<'de, T: StoredAs, D: Deserializer<'de>>(deserializer: D) -> Result<Option<T>, D::Error> {
+        Option::<Value>::deserialize(deserializer)?
+            .map(|value| T::from_stored(&value).map_err(serde::de::Error::custom))
+            .transpose()
+    }
+}
+
+impl SessionConfig {
+    /// The configuration as stored (canonical JSON of this value).
+    pub fn to_value(&self) -> Value {
+        gaos_json::to_value(self).expect("a session configuration is JSON")
+    }
+
+    /// Read a stored configuration; any field that does not read is an
+    /// error naming it.
+    pub fn from_value(value: &Value) -> Result<Self, String> {
+        gaos_json::from_value(value.clone()).map_err(|e| format!("the stored session configuration does not read: {e}"))
+    }
+
+    /// The per-turn deadline, if the session has one.
+    pub fn turn_ms(&self) -> Option<u64> {
+        self.timeouts.map(|t| t.turn_ms)
     }
 
     /// Kernel options for this session (of a run: its first level).
-    pub fn kernel_options(&self, game: &Arc<dyn Game>) -> Result<KernelOptions<DynReducer>, String> {
+    pub fn kernel_options(&self, game: &Arc<dyn Game>) -> KernelOptions<DynReducer> {
         match &self.run {
             Some(_) => self.level_options(game, 0).expect("a run has a first level"),
             None => self.options_for(game, &self.level_id, self.level.clone(), self.level_version.clone(), self.seed),
@@ -171,11 +209,7 @@ impl SessionConfig {
 
     /// Kernel options for level `index` of a run (`None` past its last
     /// level, or for a session that is not a run).
-    pub fn level_options(
-        &self,
-        game: &Arc<dyn Game>,
-        index: usize,
-    ) -> Option<Result<KernelOptions<DynReducer>, String>> {
+    pub fn level_options(&self, game: &Arc<dyn Game>, index: usize) -> Option<KernelOptions<DynReducer>> {
         let level = self.run.as_ref()?.levels.get(index)?;
         let seed = RunSpec::level_seed(self.seed, index);
         Some(self.options_for(game, &level.id, level.level.clone(), level.version.clone(), seed))
@@ -188,23 +222,19 @@ impl SessionConfig {
         level: Value,
         level_version: Option<Value>,
         seed: u32,
-    ) -> Result<KernelOptions<DynReducer>, String> {
+    ) -> KernelOptions<DynReducer> {
         let mut options = KernelOptions::builder(game, &self.session_id)
             .level(level_id, level)
             .level_version(level_version)
             .seed(seed, self.seed_policy)
             .seats(self.seats.clone())
-            .cadence(self.cadence()?)
+            .cadence(self.cadence)
             .timeout_mapper(true)
             .build();
-        if let Some(limits) = &self.limits {
-            options.limits = SessionLimits::from_value(limits)?;
+        if let Some(limits) = self.limits {
+            options.limits = limits;
         }
-        Ok(options)
-    }
-
-    pub fn policy(&self) -> SessionPolicy {
-        SessionPolicy::from_value(&self.policy).unwrap_or_else(|_| SessionPolicy::host_default())
+        options
     }
 }
 
@@ -359,21 +389,11 @@ pub(crate) fn parse_create(
     };
     let cadence = match map.get("cadence") {
         // A request that names no cadence gets the one the game offers.
-        None => gaos_json::to_value(&game.cadence().header())
-            .map_err(|e| HostError::internal(format!("the game's default cadence is not JSON: {e}")))?,
-        Some(v) => {
-            Cadence::from_value(v).map_err(bad)?;
-            v.clone()
-        }
+        None => game.cadence(),
+        Some(v) => Cadence::from_value(v).map_err(bad)?,
     };
-    let limits = match map.get("limits") {
-        None => None,
-        Some(v) => {
-            SessionLimits::from_value(v).map_err(bad)?;
-            Some(v.clone())
-        }
-    };
-    let turn_ms = match map.get("timeouts") {
+    let limits = map.get("limits").map(SessionLimits::from_value).transpose().map_err(bad)?;
+    let timeouts = match map.get("timeouts") {
         None => None,
         Some(t) => {
             let t = t.as_object().ok_or_else(|| bad("timeouts must be an object like {\"turnMs\": 30000}"))?;
@@ -391,10 +411,10 @@ pub(crate) fn parse_create(
                     game.game_ref().id
                 )));
             }
-            if Cadence::from_value(&cadence).map_err(bad)? != Cadence::Turns {
+            if cadence != Cadence::Turns {
                 return Err(bad("timeouts.turnMs applies to turns cadence; ticks sessions advance on their own"));
             }
-            Some(ms)
+            Some(Timeouts { turn_ms: ms })
         }
     };
     let receipts = match map.get("receipts") {
@@ -422,9 +442,9 @@ pub(crate) fn parse_create(
         creator,
         cadence,
         limits,
-        turn_ms,
+        timeouts,
         receipts,
-        policy: policy.value().clone(),
+        policy,
         created_at_ms: now_ms,
         lease_ms,
         module_sha256: None,

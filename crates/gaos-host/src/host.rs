@@ -12,7 +12,7 @@ use gaos_kernel::SessionKernel;
 use tokio::sync::OnceCell;
 
 use crate::actor::{
-    ActorHandle, ActorInit, Command, ResetMark, SessionActor, SessionSummary, Subscription, rehydrate_run,
+    ActorHandle, ActorInit, Command, ResetMark, SessionActor, SessionSummary, Subscription, fence_of, rehydrate_run,
 };
 use crate::answers::Answer;
 use crate::auth::{Caller, Credentials, new_token, token_hash};
@@ -34,6 +34,7 @@ use crate::wire;
 mod create_request;
 mod creator_claim;
 mod digest_keys;
+mod membership;
 mod receipt_chain;
 mod rehydrate;
 pub mod retention;
@@ -70,6 +71,14 @@ pub struct HostOptions {
     /// never): bounds the live kernel's memory and the events a restart
     /// replays (actor/checkpoints.rs).
     pub checkpoint_every: u64,
+    /// The cluster this host is a member of (`--store postgres://…`): then
+    /// it serves only the sessions it claimed, finds tokens other hosts
+    /// issued in the store, and its clock runs from `clock_anchor_ms`.
+    pub cluster: Option<Arc<crate::cluster::Cluster>>,
+    /// Wall-clock milliseconds to start the host clock at instead of the
+    /// system clock (a cluster's database clock, so every host's deadlines
+    /// agree even when a machine's clock is skewed).
+    pub clock_anchor_ms: Option<i64>,
 }
 
 impl HostOptions {
@@ -85,6 +94,8 @@ impl HostOptions {
             retention: None,
             manifests: ManifestRegistry::new(),
             checkpoint_every: DEFAULT_CHECKPOINT_EVERY,
+            cluster: None,
+            clock_anchor_ms: None,
         }
     }
 }
@@ -202,7 +213,11 @@ impl Host {
             let reader = Arc::clone(&reader);
             blocking(move || reader.load_credentials()).await?
         };
-        let clock = Arc::new(if options.test_clock { HostClock::adjustable() } else { HostClock::system() });
+        let clock = Arc::new(match options.clock_anchor_ms {
+            Some(anchor_ms) => HostClock::anchored_at(anchor_ms, options.test_clock),
+            None if options.test_clock => HostClock::adjustable(),
+            None => HostClock::system(),
+        });
         Ok(Host {
             inner: Arc::new(HostInner {
                 writer,
@@ -246,12 +261,64 @@ impl Host {
         self.inner.credentials.resolve(token)
     }
 
+    /// [`Host::caller`] for synchronous callers (the `/mcp` mount's and the
+    /// web pages' token checks): in a cluster an unknown token is looked up
+    /// in the store, blocking the calling thread for one read.
+    pub fn caller_blocking(&self, token: Option<&str>) -> Result<Caller, HostError> {
+        match self.caller(token) {
+            Err(refused) if self.cluster().is_some() && token.is_some() => {
+                let hash = token_hash(token.expect("checked"));
+                match self.inner.reader.load_credential(&hash) {
+                    Ok(Some(record)) => {
+                        self.inner.credentials.insert(record);
+                        self.caller(token)
+                    }
+                    Ok(None) => Err(refused),
+                    Err(e) => Err(HostError::unavailable(e.to_string())),
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// [`Host::caller`], and in a cluster a token this host does not know
+    /// yet is looked up in the store (another host issued it).
+    pub async fn resolve_caller(&self, token: Option<&str>) -> Result<Caller, HostError> {
+        match self.caller(token) {
+            Err(refused) if self.cluster().is_some() && token.is_some() => {
+                let hash = token_hash(token.expect("checked"));
+                let reader = Arc::clone(&self.inner.reader);
+                match blocking(move || reader.load_credential(&hash)).await? {
+                    Some(record) => {
+                        self.inner.credentials.insert(record);
+                        self.caller(token)
+                    }
+                    None => Err(refused),
+                }
+            }
+            other => other,
+        }
+    }
+
     /// The actor of session `id`, rehydrating it from the store on first use.
     /// An id that is not a live session costs nothing that stays: a
     /// failed load leaves no entry in the session map, and a revoked
     /// session is answered from a small map without reading the store.
     pub(crate) async fn session(&self, id: &str) -> Result<ActorHandle, HostError> {
         let existing = self.sessions_read().get(id).cloned();
+        // An actor stopped after a failed or fenced write: forget it; the
+        // load below asks the store again.
+        let existing = match existing {
+            Some(slot) if slot.get().is_some_and(ActorHandle::is_stopped) => {
+                let mut sessions = self.sessions_write();
+                if sessions.get(id).is_some_and(|s| Arc::ptr_eq(s, &slot)) {
+                    sessions.remove(id);
+                }
+                self.inner.metrics.set_session_slots(sessions.len());
+                None
+            }
+            other => other,
+        };
         let slot = match existing {
             Some(slot) => slot,
             None => {
@@ -294,6 +361,14 @@ impl Host {
         .await?
         .ok_or_else(|| HostError::unknown_session(id))?;
         metrics.add_store_loads(1, 0);
+        if self.cluster().is_some() && record.owner != self.node_id() {
+            // The routing layer claims a session before it is served here;
+            // a load without the claim would serve another host's session.
+            return Err(HostError::new(
+                ErrorCode::Fenced,
+                format!("session {id} is owned by {} at epoch {}, not by this host", record.owner, record.epoch),
+            ));
+        }
         let leases = match state.iter().find(|(k, _)| *k == SessionStateKey::Leases) {
             Some((_, text)) => LeaseBook::from_json(text)
                 .map_err(|e| HostError::internal(format!("stored lease state of {id} is unreadable: {e}")))?,
@@ -313,7 +388,15 @@ impl Host {
         let (log, answers) =
             blocking(move || Ok((rehydrate::read_log(reader.as_ref(), &owned)?, reader.load_answers(&owned)?))).await?;
         metrics.add_store_loads(0, log.events.len() as u64);
-        let digest_key = self.stored_digest_key(id, &state).await?;
+        if self.cluster().is_some() {
+            // Another host may have reissued or issued tokens meanwhile.
+            let reader = Arc::clone(&self.inner.reader);
+            let owned = id.to_owned();
+            let records = blocking(move || reader.load_session_credentials(&owned)).await?;
+            self.inner.credentials.replace_session(id, records);
+        }
+        let fence = fence_of(id, &record.owner, record.epoch);
+        let digest_key = self.stored_digest_key(&fence, &state).await?;
         let pinned_controller = match state.iter().find(|(k, _)| *k == SessionStateKey::Controller) {
             Some((_, text)) => Some(
                 gaos_json::parse(text)
@@ -321,10 +404,12 @@ impl Host {
             ),
             None => None,
         };
-        let config_value = gaos_json::parse(&record.config)
-            .map_err(|e| HostError::internal(format!("stored config of {id} is not JSON: {e}")))?;
-        let config = SessionConfig::from_value(&config_value)
-            .map_err(|e| HostError::internal(format!("stored config of {id} is incomplete: {e}")))?;
+        let config = gaos_json::parse(&record.config)
+            .map_err(|e| format!("it is not JSON: {e}"))
+            .and_then(|value| SessionConfig::from_value(&value))
+            .map_err(|e| {
+                HostError::new(ErrorCode::RehydrateFailed, format!("the stored configuration of {id}: {e}"))
+            })?;
         let game = self
             .inner
             .options
@@ -332,7 +417,7 @@ impl Host {
             .get(&config.game)
             .ok_or_else(|| HostError::internal(format!("session {id} uses unknown game {}", config.game)))?;
         crate::games::check_module(&self.inner.options.registry, id, &config.game, config.module_sha256.as_deref())?;
-        let options = Arc::new(config.kernel_options(&game).map_err(HostError::internal)?);
+        let options = Arc::new(config.kernel_options(&game));
         // Replaying the log is CPU work: off the async workers, so a long
         // load never delays other requests (`/healthz` included).
         let owned = id.to_owned();
@@ -367,6 +452,7 @@ impl Host {
             episodes,
             checkpoint_every: self.inner.options.checkpoint_every,
             restored_from,
+            fence,
         }))
     }
 
@@ -433,9 +519,9 @@ impl Host {
         let bounds = self.inner.options.lease_bounds;
         let mut config = parse_create(&body, &game, session_id.clone(), rand::random::<u32>(), now, &bounds)?;
         config.module_sha256 = crate::games::module_sha256(&self.inner.options.registry, game_id);
-        retention::check_policy(&config.policy, self.inner.options.retention.as_ref())?;
+        retention::check_policy(config.policy.value(), self.inner.options.retention.as_ref())?;
         config.manifest = bound_manifest(&config, body.get("manifest"), &self.inner.options, &game)?;
-        let options = Arc::new(config.kernel_options(&game).map_err(HostError::invalid_request)?);
+        let options = Arc::new(config.kernel_options(&game));
         let kernel = SessionKernel::from_shared(options)
             .map_err(|e| HostError::invalid_request(format!("the game refused this session: {e}")))?;
         let mut batch = WriteBatch::new();
@@ -485,7 +571,7 @@ impl Host {
         }
         let mut ext = Map::new();
         ext.insert(EXT_CREDENTIALS.into(), wire::value(&wire::Credentials { seats: seat_tokens, spectator }));
-        ext.insert(EXT_POLICY.into(), gaos_session::PolicyExtension::of(&config.policy()).to_value());
+        ext.insert(EXT_POLICY.into(), gaos_session::PolicyExtension::of(&config.policy).to_value());
         if let Some(lease_ext) = &lease_ext {
             ext.insert(EXT_LEASE.into(), wire::value(lease_ext));
         }
@@ -515,6 +601,7 @@ impl Host {
             episodes: crate::actor::Episodes::default(),
             checkpoint_every: self.inner.options.checkpoint_every,
             restored_from: None,
+            fence: fence_of(&session_id, &self.inner.options.node_id, 1),
         });
         {
             let slot: Slot = Arc::new(OnceCell::new());
@@ -760,13 +847,13 @@ impl Host {
             seat: Some(seat.to_owned()),
             issued_at_ms: self.inner.clock.now_ms(),
         };
-        let batch = WriteBatch {
-            ops: vec![
-                WriteOp::RevokeSeatCredentials { session_id: id.to_owned(), seat: seat.to_owned() },
-                WriteOp::Credential(record.clone()),
-            ],
-        };
-        self.inner.writer.write(batch).await.map_err(store_error)?;
+        // Written by the session's actor: fenced like every write of the
+        // session, and ordered with its other writes.
+        let ops = vec![
+            WriteOp::RevokeSeatCredentials { session_id: id.to_owned(), seat: seat.to_owned() },
+            WriteOp::Credential(record.clone()),
+        ];
+        handle.ask(|reply| Command::Persist { ops, reply }).await?;
         self.inner.credentials.revoke_seat(id, seat);
         self.inner.credentials.insert(record);
         Ok(wire::value(&wire::ReissuedToken { session_id: id, seat, token }))

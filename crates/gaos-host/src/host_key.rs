@@ -89,6 +89,12 @@ impl HostKey {
         format!("gaos_lease_{}", hex_encode(&mac))
     }
 
+    /// A one-way fingerprint of the key: what the hosts of a cluster
+    /// compare (in the database) to find out that they share one key.
+    pub fn fingerprint(&self) -> String {
+        hex_encode(&self.derive("gaos.host-key-fingerprint.v1", &[]))
+    }
+
     /// The receipt digest key of a session.
     pub(crate) fn digest_key(&self, session_id: &str) -> DigestKey {
         DigestKey::from_bytes(self.derive("gaos.digest-key.v1", &[session_id]))

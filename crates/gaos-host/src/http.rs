@@ -11,6 +11,7 @@ mod extract;
 mod json_errors;
 mod response;
 
+pub use extract::BODY_LIMIT;
 pub(crate) use json_errors::{code_for as error_code_for, json_errors};
 
 use gaos_session::ErrorCode;

@@ -27,6 +27,7 @@ pub(crate) mod answers;
 pub mod auth;
 pub mod bench;
 pub(crate) mod clock;
+pub mod cluster;
 pub mod config;
 pub mod connections;
 pub mod data_dir;

@@ -75,7 +75,7 @@ pub(crate) fn bound_manifest(
     options: &HostOptions,
     game: &Arc<dyn Game>,
 ) -> Result<Option<Value>, HostError> {
-    let Some(manifest) = bind_manifest(&config.policy(), inline, &options.manifests)? else { return Ok(None) };
+    let Some(manifest) = bind_manifest(&config.policy, inline, &options.manifests)? else { return Ok(None) };
     if config.run.is_some() {
         // A manifest plans episodes of one task level at one seed; a run's
         // levels are no such episode, so no official score could be bound.

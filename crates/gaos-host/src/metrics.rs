@@ -26,6 +26,12 @@ pub struct Metrics {
     persist_sum_micros: AtomicU64,
     groups: AtomicU64,
     grouped_batches: AtomicU64,
+    /// Writes the store refused because another host owns the session now.
+    fenced_writes: AtomicU64,
+    /// Sessions this host took over from a host whose membership lapsed.
+    claims: AtomicU64,
+    /// Requests this host forwarded to the host that owns their session.
+    proxy_hops: AtomicU64,
 }
 
 impl Metrics {
@@ -56,6 +62,18 @@ impl Metrics {
 
     pub fn add_transitions(&self, n: u64) {
         self.committed_transitions.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub fn add_fenced_write(&self) {
+        self.fenced_writes.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn add_claim(&self) {
+        self.claims.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn add_proxy_hop(&self) {
+        self.proxy_hops.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The Prometheus text exposition.
@@ -126,6 +144,27 @@ impl Metrics {
             "Write batches committed (one per transition or answer).",
             "counter",
             self.grouped_batches.load(Ordering::Relaxed),
+        );
+        gauge(
+            &mut out,
+            "gaos_fenced_writes_total",
+            "Writes refused by the store because another host owns their session now.",
+            "counter",
+            self.fenced_writes.load(Ordering::Relaxed),
+        );
+        gauge(
+            &mut out,
+            "gaos_session_claims_total",
+            "Sessions taken over from a host whose membership lapsed (cluster mode).",
+            "counter",
+            self.claims.load(Ordering::Relaxed),
+        );
+        gauge(
+            &mut out,
+            "gaos_proxy_hops_total",
+            "Requests forwarded to the host that owns their session (cluster mode).",
+            "counter",
+            self.proxy_hops.load(Ordering::Relaxed),
         );
         let name = "gaos_persist_latency_seconds";
         let _ = writeln!(out, "# HELP {name} Time from enqueueing a write batch to its durable commit.");

@@ -14,6 +14,7 @@
 //! the run replay verifies like any other.
 
 use gaos_json::{Map, Value};
+use gaos_kernel::GameStatus;
 use gaos_kernel::replay::AdvancePolicy;
 use gaos_kernel::{Game, LevelSpec, run_level_seed};
 
@@ -80,10 +81,10 @@ fn parse_policy(text: &str) -> Option<AdvancePolicy> {
 
 impl RunSpec {
     /// Whether the level at `index`, ended with `status`, is followed by another.
-    pub fn advances_after(&self, index: usize, status: &str) -> bool {
+    pub fn advances_after(&self, index: usize, status: GameStatus) -> bool {
         index + 1 < self.levels.len()
             && match self.advance {
-                AdvancePolicy::WinToAdvance => status == "won",
+                AdvancePolicy::WinToAdvance => status == GameStatus::Won,
                 AdvancePolicy::PlayAllLevels => true,
             }
     }
@@ -290,11 +291,11 @@ mod tests {
     #[test]
     fn win_to_advance_needs_a_win_and_no_run_goes_past_its_last_level() {
         let run = RunSpec::parse_request(&json(r#"{"levels":["default","long"]}"#), counter().as_ref()).expect("run");
-        assert!(run.advances_after(0, "won"));
-        assert!(!run.advances_after(0, "ended"));
-        assert!(!run.advances_after(1, "won"), "the last level ends the run");
+        assert!(run.advances_after(0, GameStatus::Won));
+        assert!(!run.advances_after(0, GameStatus::Ended));
+        assert!(!run.advances_after(1, GameStatus::Won), "the last level ends the run");
         let all = RunSpec { advance: AdvancePolicy::PlayAllLevels, ..run };
-        assert!(all.advances_after(0, "failed"));
+        assert!(all.advances_after(0, GameStatus::Failed));
         assert_eq!(RunSpec::level_seed(42, 0), 2654435731);
     }
 }

@@ -5,8 +5,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::auth::{OperatorTokenSource, operator_token};
+use crate::cluster::{Cluster, ClusterOptions};
 use crate::connections::{ConnectionLimits, serve_bounded};
 use crate::host::{Host, HostOptions};
+use crate::storage::sqlite::{SqliteReader, SqliteWriter};
+use crate::storage::{StoreReader, StoreWriter};
 
 /// Settings of `gaos serve`.
 #[derive(Debug, Clone)]
@@ -16,6 +19,18 @@ pub struct ServeOptions {
     pub host: HostOptions,
     /// The bounds on client connections (caps and timeouts).
     pub limits: ConnectionLimits,
+    /// Where sessions are stored.
+    pub store: StoreChoice,
+}
+
+/// Where a host keeps its sessions (`gaos serve --store`).
+#[derive(Debug, Clone, Default)]
+pub enum StoreChoice {
+    /// The embedded SQLite database in the data directory (the default).
+    #[default]
+    Sqlite,
+    /// PostgreSQL, shared by the hosts of a cluster (`crate::cluster`).
+    Postgres(ClusterOptions),
 }
 
 /// Run the host until `shutdown` resolves.
@@ -41,35 +56,50 @@ pub async fn serve_with_routes(
     let lock = crate::data_dir::open_and_lock(&options.data_dir)?;
     let (token, source) = operator_token(&options.data_dir)
         .map_err(|e| format!("cannot read or create the operator token in {}: {e}", options.data_dir.display()))?;
-    let db_path = options.data_dir.join("gaos.sqlite3");
-    // Owner-only before SQLite opens it (its -wal and -shm take the same
-    // mode); files from before this rule are tightened.
-    crate::data_dir::prepare_private_file(&db_path)
-        .map_err(|e| format!("cannot create {} (mode 0600): {e}", db_path.display()))?;
-    for suffix in ["-wal", "-shm"] {
-        let side = options.data_dir.join(format!("gaos.sqlite3{suffix}"));
-        crate::data_dir::tighten_if_present(&side).map_err(|e| format!("cannot make {} 0600: {e}", side.display()))?;
-    }
-    let (writer, reader) =
-        crate::storage::sqlite::open(&db_path).map_err(|e| format!("cannot open {}: {e}", db_path.display()))?;
-    let host_key = crate::host_key::HostKey::load_or_create(&options.data_dir)?;
-    let host_options = HostOptions { host_key, ..options.host.clone() };
-    // Only credentials are read before the port opens: sessions load on
-    // first use, and the restart pass runs once the port answers, so
-    // `/healthz` does not wait on the data size.
-    let host = Host::open_lazy(Box::new(writer), Arc::new(reader), &token, host_options)
-        .await
-        .map_err(|e| format!("cannot start the host: {e}"))?;
     let listener = tokio::net::TcpListener::bind(&options.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", options.listen))?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
+    let host_key = crate::host_key::HostKey::load_or_create(&options.data_dir)?;
+    let mut host_options = HostOptions { host_key, ..options.host.clone() };
+    let (writer, reader, store_line): (Box<dyn StoreWriter>, Arc<dyn StoreReader>, String) = match &options.store {
+        StoreChoice::Sqlite => {
+            let (writer, reader) = open_sqlite(&options.data_dir)?;
+            let line = format!(
+                "data in {} (SQLite, WAL, synchronous=FULL; locked by {})",
+                options.data_dir.join("gaos.sqlite3").display(),
+                lock.path().display()
+            );
+            (Box::new(writer), Arc::new(reader), line)
+        }
+        StoreChoice::Postgres(cluster_options) => {
+            let (writer, reader) = crate::storage::postgres::open(&cluster_options.store_url)
+                .await
+                .map_err(|e| format!("cannot open the PostgreSQL store: {e}"))?;
+            let (cluster, db_now_ms) = Cluster::join(cluster_options, address).await?;
+            cluster.agree_on_secrets(&crate::auth::token_hash(&token), &host_options.host_key.fingerprint()).await?;
+            host_options.node_id = cluster.node_id().to_owned();
+            host_options.cluster = Some(cluster);
+            host_options.clock_anchor_ms = Some(db_now_ms);
+            let line = format!(
+                "cluster node {} advertised at {} on {} (PostgreSQL, schema version {}; node lease {} ms)",
+                host_options.node_id,
+                cluster_options.identity(address).1,
+                crate::storage::postgres::redact(&cluster_options.store_url),
+                crate::storage::postgres::schema_version(),
+                cluster_options.node_lease.as_millis()
+            );
+            (Box::new(writer), Arc::new(reader), line)
+        }
+    };
+    // Only credentials are read before the port opens: sessions load on
+    // first use, and the restart pass runs once the port answers, so
+    // `/healthz` does not wait on the data size.
+    let host = Host::open_lazy(writer, reader, &token, host_options)
+        .await
+        .map_err(|e| format!("cannot start the host: {e}"))?;
     println!("gaos serve: listening on http://{address}");
-    println!(
-        "gaos serve: data in {} (SQLite, WAL, synchronous=FULL; locked by {})",
-        db_path.display(),
-        lock.path().display()
-    );
+    println!("gaos serve: {store_line}");
     let limits = &options.limits;
     println!(
         "gaos serve: at most {} connections ({} streams); header timeout {} ms, body timeout {} ms, idle timeout {} ms",
@@ -92,20 +122,68 @@ pub async fn serve_with_routes(
     }
     use std::io::Write;
     let _ = std::io::stdout().flush();
-    // Errors of the mounted routes (the /mcp transport) are JSON too.
+    // Errors of the mounted routes (the /mcp transport) are JSON too; the
+    // routing layer (outermost) forwards a cluster's sessions to their owner
+    // and names the serving node on every answer.
     let routes = crate::http::router(host.clone())
         .merge(extra(&host, address))
-        .layer(axum::middleware::from_fn(crate::http::json_errors));
+        .layer(axum::middleware::from_fn(crate::http::json_errors))
+        .layer(axum::middleware::from_fn_with_state(host.clone(), crate::cluster::route_sessions));
     let pass = tokio::spawn(rehydrate_in_background(host.clone()));
+    if let Some(cluster) = host.cluster() {
+        cluster.spawn_background(host.clone());
+    }
     let served = serve_bounded(listener, routes, options.limits, shutdown).await;
     pass.abort();
+    if let Some(cluster) = host.cluster() {
+        cluster.leave().await;
+    }
     drop(lock);
     served
 }
 
-/// The restart pass of `gaos serve`, after the port is open.
+/// The data directory's SQLite database, opened owner-only.
+fn open_sqlite(data_dir: &std::path::Path) -> Result<(SqliteWriter, SqliteReader), String> {
+    let db_path = data_dir.join("gaos.sqlite3");
+    // Owner-only before SQLite opens it (its -wal and -shm take the same
+    // mode); files from before this rule are tightened.
+    crate::data_dir::prepare_private_file(&db_path)
+        .map_err(|e| format!("cannot create {} (mode 0600): {e}", db_path.display()))?;
+    for suffix in ["-wal", "-shm"] {
+        let side = data_dir.join(format!("gaos.sqlite3{suffix}"));
+        crate::data_dir::tighten_if_present(&side).map_err(|e| format!("cannot make {} 0600: {e}", side.display()))?;
+    }
+    crate::storage::sqlite::open(&db_path).map_err(|e| format!("cannot open {}: {e}", db_path.display()))
+}
+
+/// The restart pass of `gaos serve`, after the port is open. A host of a
+/// cluster takes back only the sessions it owned (the others are their
+/// owners' or, once those lapse, the sweep's).
 async fn rehydrate_in_background(host: Host) {
     let started = std::time::Instant::now();
+    if let Some(cluster) = host.cluster() {
+        match cluster.reclaim_own(&host).await {
+            Ok(claimed) => {
+                let mut loaded = 0;
+                for id in &claimed {
+                    match host.load_owned(id).await {
+                        Ok(_) => loaded += 1,
+                        Err(e) => tracing::error!(session = %id, error = %e, "an owned session did not load"),
+                    }
+                }
+                host.finish_startup_pass();
+                println!(
+                    "gaos serve: took back {loaded} session(s) this node owned, in {} ms",
+                    started.elapsed().as_millis()
+                );
+            }
+            Err(e) => {
+                host.finish_startup_pass();
+                tracing::error!(error = %e, "the restart pass could not list this node's sessions");
+            }
+        }
+        return;
+    }
     match host.rehydrate_active().await {
         Ok(report) => {
             for (id, why) in &report.failed {

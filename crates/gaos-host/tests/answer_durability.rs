@@ -5,47 +5,21 @@
 //! window, and every later retry must get the same bytes as that answer.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use gaos_host::auth::Caller;
 use gaos_host::lease::Presented;
-use gaos_host::storage::sqlite::SqliteWriter;
-use gaos_host::storage::{StoreError, StoreWriter, WriteBatch, WriteOp};
+use gaos_host::storage::faults::FaultyStore;
+use gaos_host::storage::{WriteBatch, WriteOp};
 use gaos_host::{Host, HostOptions};
 use gaos_json::Value;
 use gaos_testkit::server::TempDir;
 
-/// Once armed, fails every batch that persists a resolution.
-struct FailResolutions {
-    inner: SqliteWriter,
-    armed: Arc<AtomicBool>,
-}
-
+/// Whether a batch persists a resolution.
 fn resolves(batch: &WriteBatch) -> bool {
     batch.ops.iter().any(|op| match op {
         WriteOp::Events { events, .. } => events.iter().any(|e| e.body.contains(r#""kind":"resolution""#)),
         _ => false,
     })
-}
-
-impl StoreWriter for FailResolutions {
-    fn apply_group(&mut self, batches: &[WriteBatch]) -> Vec<Result<(), StoreError>> {
-        if !self.armed.load(Ordering::SeqCst) {
-            return self.inner.apply_group(batches);
-        }
-        let kept: Vec<WriteBatch> = batches.iter().filter(|b| !resolves(b)).cloned().collect();
-        let mut applied = self.inner.apply_group(&kept).into_iter();
-        batches
-            .iter()
-            .map(|b| {
-                if resolves(b) {
-                    Err(StoreError::Backend("injected failure".into()))
-                } else {
-                    applied.next().expect("one result per kept batch")
-                }
-            })
-            .collect()
-    }
 }
 
 fn json(text: &str) -> Value {
@@ -63,8 +37,7 @@ fn submission(session: &str, revision: u64, seat: &str, n: u64) -> Value {
 async fn a_retry_after_a_failed_resolution_resolves_the_window_and_its_answer_sticks() {
     let dir = TempDir::new("gaos-answer-durability");
     let (writer, reader) = gaos_host::storage::sqlite::open(&dir.path().join("gaos.sqlite3")).expect("a database");
-    let armed = Arc::new(AtomicBool::new(false));
-    let store = FailResolutions { inner: writer, armed: Arc::clone(&armed) };
+    let (store, faults) = FaultyStore::wrap(writer);
     let (host, _) = Host::open(
         Box::new(store),
         Arc::new(reader),
@@ -79,10 +52,10 @@ async fn a_retry_after_a_failed_resolution_resolves_the_window_and_its_answer_st
 
     let first = host.act(&seat("a"), &id, Presented::default(), submission(&id, 0, "a", 1)).await.expect("a acts");
     assert_eq!(first.status, 202);
-    armed.store(true, Ordering::SeqCst);
+    faults.fail_matching(Some(Box::new(resolves)));
     let failed = host.act(&seat("b"), &id, Presented::default(), submission(&id, 0, "b", 2)).await;
     assert_eq!(failed.expect_err("the resolution cannot be persisted").status.as_u16(), 503);
-    armed.store(false, Ordering::SeqCst);
+    faults.fail_matching(None);
 
     // b's ingest is durable; its exact retry resolves the window.
     let retry = host.act(&seat("b"), &id, Presented::default(), submission(&id, 0, "b", 2)).await.expect("retry");

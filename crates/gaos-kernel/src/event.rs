@@ -1,5 +1,6 @@
 //! Session events: the append-only live transcript (`SessionEvent`).
 
+use crate::view::GameStatus;
 use gaos_json::{Map, Value};
 use serde::{Deserialize, Serialize};
 
@@ -51,7 +52,7 @@ pub struct CanonicalInput {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ResolutionResult {
-    pub status: String,
+    pub status: GameStatus,
     pub stars: Option<f64>,
     pub actions_used: u64,
 }

@@ -186,6 +186,9 @@ error_codes! {
     /// This host no longer owns the session (another host took it over);
     /// nothing of the request was persisted here.
     Fenced = "fenced" => Some(503),
+    /// A stored session that does not load (its configuration, state or
+    /// transcript does not read back, or the game disagrees with it).
+    RehydrateFailed = "rehydrate_failed" => Some(500),
     /// A bug or a broken invariant of the host.
     Internal = "internal" => Some(500),
     /// A retention-expired session: its records are gone.

@@ -3,6 +3,7 @@
 //! episode, finalization), and [`EpisodeIdentity`].
 
 use gaos_json::{Map, Value};
+use gaos_kernel::GameStatus;
 use gaos_kernel::{SessionBinding, TickEnvelope};
 
 use crate::error::SessionError;
@@ -156,7 +157,7 @@ impl Observation {
         if tick.get("done").and_then(Value::as_bool) == Some(true) {
             return true;
         }
-        matches!(tick.get("status"), Some(Value::String(s)) if s != "playing")
+        matches!(tick.get("status"), Some(Value::String(s)) if s != GameStatus::Playing.as_str())
     }
 
     /// The envelope's extensions.

@@ -3,8 +3,9 @@
 //! [`conformance_outputs`]), a real `gaos serve` per test ([`server`]), a raw HTTP/SSE
 //! client for it ([`http`]), game fixtures ([`fixtures`]), the RFC-018
 //! handle gate suite every transport runs ([`handle_gates`]), the README's
-//! runnable sections ([`readme`]), and a headless Chromium over WebDriver for
-//! the web pages' tests ([`browser`]).
+//! runnable sections ([`readme`]), a headless Chromium over WebDriver for
+//! the web pages' tests ([`browser`]), and a real PostgreSQL server for the
+//! PostgreSQL store's and the cluster's tests ([`postgres`]).
 //!
 //! The pack lives in `../shared` beside the checkout (CI places it there).
 //! `GAOS_SHARED_DIR` overrides the location. A missing pack is a test
@@ -15,6 +16,7 @@ pub mod conformance_outputs;
 pub mod fixtures;
 pub mod handle_gates;
 pub mod http;
+pub mod postgres;
 pub mod readme;
 pub mod server;
 

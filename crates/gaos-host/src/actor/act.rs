@@ -14,7 +14,7 @@ use crate::answers::{Answer, fingerprint, seat_key};
 use crate::envelope::{self, EXT_REJECTIONS, Finalization, Pending};
 use crate::error::{HostError, from_kernel};
 use crate::lease::{LeaseOp, Presented};
-use crate::storage::{AnswerKind, StoredAnswer, WriteBatch};
+use crate::storage::{AnswerKind, StoredAnswer};
 
 /// An act that passed the host's checks, ready for the kernel.
 struct PendingAct {
@@ -215,9 +215,11 @@ impl SessionActor {
             // that is still owed, and store the answer given now, so every
             // later retry gets these bytes.
             let mut prepared = prepared;
-            let _ = self.kernel.commit(&mut prepared);
+            self.kernel
+                .commit(&mut prepared)
+                .map_err(|e| HostError::internal(format!("completing a no-op transition failed: {e}")))?;
             self.resolve_ready_window().await;
-            let turns = self.config.cadence().ok() == Some(Cadence::Turns);
+            let turns = self.config.cadence == Cadence::Turns;
             if turns && self.kernel.window().is_complete() && !self.kernel.is_terminal() {
                 return Err(HostError::unavailable("the complete window could not be resolved yet; retry"));
             }
@@ -236,10 +238,7 @@ impl SessionActor {
                 .map(|a| if a.status == 202 { a } else { Answer { status: 200, body: a.body } })?;
             if let Some(key) = key {
                 let op = self.answer_op(AnswerKind::Act, &key, &request, &answer);
-                self.writer
-                    .write(WriteBatch { ops: vec![op.clone()] })
-                    .await
-                    .map_err(|e| HostError::unavailable(format!("the answer could not be made durable: {e}")))?;
+                self.persist(vec![op.clone()]).await?;
                 self.remember([op]);
             }
             return Ok(answer);
@@ -276,11 +275,11 @@ impl SessionActor {
             })
             .unwrap_or(current);
         let status = advance.events().iter().rev().find_map(|e| match &e.body {
-            EventBody::Resolution { result, .. } => Some(result.status.clone()),
+            EventBody::Resolution { result, .. } => Some(result.status),
             _ => None,
         });
         let done = match &status {
-            Some(s) => s != "playing",
+            Some(s) => s.is_terminal(),
             None => self.kernel.is_terminal(),
         };
         let mut notices_ext = gaos_json::Map::new();
@@ -297,7 +296,7 @@ impl SessionActor {
         // next level's first envelope: the run goes on (episodes.rs).
         if done
             && let Some(status) = &status
-            && let Some(next) = self.next_level_envelope(seat, status, summary.cursor, notices_ext.clone())
+            && let Some(next) = self.next_level_envelope(seat, *status, summary.cursor, notices_ext.clone())
         {
             return Answer::json(200, &next);
         }

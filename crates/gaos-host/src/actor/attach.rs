@@ -13,7 +13,7 @@ use crate::error::{HostError, from_kernel};
 use crate::host_key::{seal, unseal_attach};
 use crate::lease::{LeaseError, Presented};
 use crate::receipts::{ReceiptFacts, ReceiptIssuer};
-use crate::storage::{AnswerKind, SessionStateKey, SessionStatus, WriteBatch, WriteOp};
+use crate::storage::{AnswerKind, SessionStateKey, SessionStatus, WriteOp};
 use crate::wire;
 
 impl SessionActor {
@@ -61,7 +61,7 @@ impl SessionActor {
             return Err(HostError::new(ErrorCode::SessionFinalized, "a finalized session cannot be attached"));
         }
         self.ensure_writable()?;
-        if !self.policy.attachable() {
+        if !self.config.policy.attachable() {
             return Err(HostError::new(ErrorCode::NotAttachable, "this session's policy says it is not attachable"));
         }
         let request = fingerprint(&body);
@@ -130,7 +130,7 @@ impl SessionActor {
                 expires_at: claim.expires_at,
                 duration_ms: claim.duration_ms,
             });
-        let receipt_mode = ReceiptIssuer::mode(self.config.receipts, self.policy.wants_attach_receipts());
+        let receipt_mode = ReceiptIssuer::mode(self.config.receipts, self.config.policy.wants_attach_receipts());
         let revision = self.revision();
         let mut ext = envelope::base_extensions(&self.episode_mark(), &self.finalization());
         let mut result = Map::new();
@@ -178,10 +178,7 @@ impl SessionActor {
                 value: canonical_json(controller),
             });
         }
-        self.writer
-            .write(WriteBatch { ops: ops.clone() })
-            .await
-            .map_err(|e| HostError::unavailable(format!("the attach could not be made durable: {e}")))?;
+        self.persist(ops.clone()).await?;
         self.remember(ops);
         if self.pinned_controller.is_none() {
             self.pinned_controller = map.get("controller").cloned();

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use gaos_kernel::{CheckpointCode, CompactRequest, HistoryLookup, KernelError};
 
 use super::SessionActor;
-use crate::storage::{AcceptedIdentity, StoreReader, StoredCheckpoint, WriteBatch, WriteOp};
+use crate::storage::{AcceptedIdentity, StoreReader, StoredCheckpoint, WriteOp};
 
 /// The default of `HostOptions::checkpoint_every`: transitions between two
 /// checkpoints, which bounds both the live kernel's event tail and the
@@ -93,8 +93,9 @@ impl SessionActor {
             ops.push(WriteOp::Accepted { session_id: self.id.clone(), identities });
         }
         ops.push(WriteOp::Checkpoint(stored));
-        if let Err(e) = self.writer.write(WriteBatch { ops }).await {
-            tracing::warn!(session = %self.id, error = %e, "a checkpoint could not be stored");
+        if self.persist(ops).await.is_err() {
+            // Logged by the funnel; the next due checkpoint tries again, and
+            // until then a restart replays a longer tail.
             return;
         }
         // Durable from here: a restart continues from this checkpoint.

@@ -20,6 +20,7 @@
 //! (`actor/reset.rs`), so a level of such a run is live once its
 //! predecessor ended and its reset is durable.
 
+use gaos_kernel::GameStatus;
 use gaos_session::ErrorCode;
 use std::sync::Arc;
 
@@ -82,12 +83,12 @@ pub(crate) fn events_key(session_id: &str, index: usize) -> String {
 }
 
 /// The status of a kernel's terminal resolution (`None` while it plays).
-fn ended_status(kernel: &SessionKernel<DynReducer>) -> Option<String> {
+fn ended_status(kernel: &SessionKernel<DynReducer>) -> Option<GameStatus> {
     if !kernel.is_terminal() {
         return None;
     }
     kernel.events().iter().rev().find_map(|e| match &e.body {
-        EventBody::Resolution { result, .. } => Some(result.status.clone()),
+        EventBody::Resolution { result, .. } => Some(result.status),
         _ => None,
     })
 }
@@ -98,7 +99,7 @@ fn fresh_level(
     index: usize,
 ) -> Option<Result<SessionKernel<DynReducer>, String>> {
     let options = config.level_options(game, index)?;
-    Some(options.and_then(|o| SessionKernel::from_shared(Arc::new(o)).map_err(|e| e.to_string())))
+    Some(SessionKernel::from_shared(Arc::new(options)).map_err(|e| e.to_string()))
 }
 
 impl Episodes {
@@ -128,7 +129,7 @@ pub(crate) async fn rehydrate_run(
     let mut kernel = first;
     let mut episodes = Episodes { reset, ..Episodes::default() };
     while let Some(options) = next_level_options(config, game, episodes.index, &kernel, reset) {
-        let options = Arc::new(options.map_err(HostError::internal)?);
+        let options = Arc::new(options);
         let key = events_key(&config.session_id, episodes.index + 1);
         let reader = Arc::clone(reader);
         let stored = tokio::task::spawn_blocking(move || reader.load_events(&key))
@@ -168,10 +169,10 @@ fn next_level_options(
     index: usize,
     kernel: &SessionKernel<DynReducer>,
     reset: Option<ResetMark>,
-) -> Option<Result<gaos_kernel::KernelOptions<DynReducer>, String>> {
+) -> Option<gaos_kernel::KernelOptions<DynReducer>> {
     let status = ended_status(kernel)?;
     let run = config.run.as_ref()?;
-    if !run.advances_after(index, &status) {
+    if !run.advances_after(index, status) {
         return None;
     }
     if run.advance_on == AdvanceOn::Reset && reset.is_none_or(|r| r.level <= index) {
@@ -186,7 +187,7 @@ pub(super) enum NoNextLevel {
     /// The level is still being played.
     InPlay,
     /// The run ended with this level (its last, or a loss under win-to-advance).
-    RunOver { status: String, last: bool },
+    RunOver { status: GameStatus, last: bool },
 }
 
 impl SessionActor {
@@ -262,7 +263,13 @@ impl SessionActor {
     /// The first envelope of the next level as `seat` will see it, when the
     /// resolution that ends the live level at `cursor` with `status` makes
     /// the run advance (what the act that ended the level is answered).
-    pub(super) fn next_level_envelope(&self, seat: &str, status: &str, cursor: u64, ext_extra: Map) -> Option<Value> {
+    pub(super) fn next_level_envelope(
+        &self,
+        seat: &str,
+        status: GameStatus,
+        cursor: u64,
+        ext_extra: Map,
+    ) -> Option<Value> {
         let run = self.config.run.as_ref()?;
         if !run.advances_after(self.episodes.index, status) || run.advance_on == AdvanceOn::Reset {
             return None;
@@ -288,7 +295,7 @@ impl SessionActor {
         while let Some(options) =
             next_level_options(&self.config, &self.game, self.episodes.index, &self.kernel, self.episodes.reset)
         {
-            let next = match options.and_then(|o| SessionKernel::from_shared(Arc::new(o)).map_err(|e| e.to_string())) {
+            let next = match SessionKernel::from_shared(Arc::new(options)) {
                 Ok(kernel) => kernel,
                 Err(e) => {
                     tracing::error!(session = %self.id, error = %e, "the run's next level cannot start");
@@ -305,10 +312,22 @@ impl SessionActor {
         }
     }
 
+    /// Whether a run goes on at once into its next level when the live level
+    /// ends with `status` (what `advance_episode_if_due` will do after the
+    /// commit): the policy advances, and the next level starts at the
+    /// level's end or its reset was already asked.
+    pub(super) fn level_end_continues(&self, status: GameStatus) -> bool {
+        let Some(run) = self.config.run.as_ref() else { return false };
+        run.advances_after(self.episodes.index, status)
+            && self.episodes.index + 1 < run.levels.len()
+            && (run.advance_on != AdvanceOn::Reset
+                || self.episodes.reset.is_some_and(|r| r.level > self.episodes.index))
+    }
+
     /// Whether the live level has ended so that a reset may start the next.
     pub(super) fn next_level_available(&self) -> Result<(), NoNextLevel> {
         let Some(status) = ended_status(&self.kernel) else { return Err(NoNextLevel::InPlay) };
-        let advances = self.config.run.as_ref().is_some_and(|run| run.advances_after(self.episodes.index, &status));
+        let advances = self.config.run.as_ref().is_some_and(|run| run.advances_after(self.episodes.index, status));
         if advances {
             return Ok(());
         }

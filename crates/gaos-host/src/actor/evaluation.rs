@@ -53,11 +53,11 @@ impl SessionActor {
         events: &[SessionEvent],
     ) -> Result<Option<Value>, HostError> {
         let steps = Self::accepted_commands(events, &self.config.creator);
-        match self.policy.evaluation_policy() {
+        match self.config.policy.evaluation_policy() {
             EvaluationPolicy::None => Ok(None),
             EvaluationPolicy::Practice { evaluator } => Ok(Some(self.practice(evaluator.as_deref(), replay, steps))),
             EvaluationPolicy::Official(official) => {
-                if self.policy.evidence() == EvidenceKind::None {
+                if self.config.policy.evidence() == EvidenceKind::None {
                     return Err(HostError::new(
                         ErrorCode::FinalizeNotPermitted,
                         "the policy keeps no evidence (evidence.kind \"none\"), and an official score is only given \
@@ -160,7 +160,7 @@ impl SessionActor {
             "verification" => facts,
             "publishable" => publishable,
         };
-        if let Some(reference) = self.policy.verifier_reference() {
+        if let Some(reference) = self.config.policy.verifier_reference() {
             map.insert("verifierReference".into(), reference);
         }
         Value::Object(map)

@@ -16,7 +16,7 @@ use crate::answers::{Answer, FINALIZE_KEY, fingerprint};
 use crate::config::ReceiptMode;
 use crate::error::HostError;
 use crate::receipts::ReceiptIssuer;
-use crate::storage::{AnswerKind, SessionStatus, WriteBatch, WriteOp};
+use crate::storage::{AnswerKind, SessionStatus, WriteOp};
 
 /// Identity permutation covering every `Action N` id of `events`.
 pub(super) fn identity_perm<'a>(events: impl IntoIterator<Item = &'a SessionEvent>) -> Vec<u64> {
@@ -46,7 +46,7 @@ impl SessionActor {
     /// Attach is refused once finalized, so the chain, and with it the
     /// finalized replay, cannot change afterwards.
     pub(super) fn replay_extensions(&self) -> Result<Option<Map>, HostError> {
-        let links = match ReceiptIssuer::mode(self.config.receipts, self.policy.wants_attach_receipts()) {
+        let links = match ReceiptIssuer::mode(self.config.receipts, self.config.policy.wants_attach_receipts()) {
             Some(ReceiptMode::Unlinked) => ReceiptLinks::Unlinked,
             Some(ReceiptMode::Chained) | None => ReceiptLinks::Chained,
         };
@@ -122,7 +122,7 @@ impl SessionActor {
         });
         let mut outcome = Map::new();
         if let Some(result) = terminal {
-            outcome.insert("status".into(), result.status.into());
+            outcome.insert("status".into(), result.status.as_str().into());
             outcome.insert("stars".into(), result.stars.map_or(Value::Null, Value::Number));
             outcome.insert("actionsUsed".into(), result.actions_used.into());
         }
@@ -134,7 +134,7 @@ impl SessionActor {
         result.insert("status".into(), SessionStatus::Finalized.as_str().into());
         result.insert("outcome".into(), Value::Object(outcome));
         let replay_digest = sha256_hex(replay.as_bytes());
-        if self.policy.includes_replay() {
+        if self.config.policy.includes_replay() {
             result.insert("replay".into(), replay.into());
         }
         let mut artifact = Map::new();
@@ -148,20 +148,15 @@ impl SessionActor {
         }
         let mut ext = Map::new();
         ext.insert("gaos.session.request".into(), Value::String(request_id.to_owned()));
-        ext.insert(gaos_session::EXT_POLICY.into(), gaos_session::PolicyExtension::of(&self.policy).to_value());
+        ext.insert(gaos_session::EXT_POLICY.into(), gaos_session::PolicyExtension::of(&self.config.policy).to_value());
         if let Some(metadata) = map.get("metadata") {
             ext.insert("gaos.session.metadata".into(), metadata.clone());
         }
         result.insert("extensions".into(), Value::Object(ext));
         let answer = Answer::json(200, &Value::Object(result));
         let op = self.answer_op(AnswerKind::Finalize, FINALIZE_KEY, &request, &answer);
-        let batch = WriteBatch {
-            ops: vec![op.clone(), WriteOp::SetStatus { session_id: self.id.clone(), status: SessionStatus::Finalized }],
-        };
-        self.writer
-            .write(batch)
-            .await
-            .map_err(|e| HostError::unavailable(format!("the finalization could not be made durable: {e}")))?;
+        let finalized = WriteOp::SetStatus { session_id: self.id.clone(), status: SessionStatus::Finalized };
+        self.persist(vec![op.clone(), finalized]).await?;
         self.remember([op]);
         self.status = SessionStatus::Finalized;
         self.arm_timers();

@@ -3,7 +3,7 @@
 //! published; a persistence failure aborts it. Stored answers ride in the
 //! same batch as the transition they answer.
 
-use gaos_kernel::event::SessionTranscript;
+use gaos_kernel::event::{EventBody, SessionTranscript};
 use gaos_kernel::{AnyState, Cadence, DynReducer, ObservationDelta, Prepared, SessionKernel};
 use gaos_session::ErrorCode;
 use sha2::{Digest, Sha256};
@@ -12,7 +12,7 @@ use super::SessionActor;
 use crate::answers::Answer;
 use crate::digest_key::DigestKey;
 use crate::error::HostError;
-use crate::storage::{AnswerKind, SessionStatus, StoredAnswer, StoredEvent, WriteBatch, WriteOp};
+use crate::storage::{AnswerKind, SessionStatus, StoredAnswer, StoredEvent, WriteOp};
 
 /// A hash chain over the persisted events' canonical JSON, and how many
 /// events are persisted: `d₀ = 32 zero bytes`, `dₙ = SHA-256(dₙ₋₁ ‖ eventₙ)`.
@@ -124,17 +124,22 @@ impl SessionActor {
         extra: Vec<WriteOp>,
     ) -> Result<Vec<ObservationDelta>, HostError> {
         let events = self.stored_events(&prepared);
-        let mut batch = WriteBatch::new();
+        let mut ops = Vec::with_capacity(extra.len() + 2);
         if !events.is_empty() {
-            batch.push(WriteOp::Events { session_id: self.events_key(), events: events.clone() });
+            ops.push(WriteOp::Events { session_id: self.events_key(), events: events.clone() });
         }
-        for op in extra {
-            batch.push(op);
+        ops.extend(extra);
+        // The session's terminal status is part of the transition that ends
+        // it: one batch, so the stored status never lags the transcript.
+        let ends_session = self.status == SessionStatus::Active && self.ends_session(&prepared);
+        if ends_session {
+            ops.push(WriteOp::SetStatus { session_id: self.id.clone(), status: SessionStatus::Terminal });
         }
-        if let Err(e) = self.writer.write(batch).await {
-            let _ = self.kernel.abort(&mut prepared);
-            tracing::error!(session = %self.id, error = %e, "persisting a transition failed; it was aborted");
-            return Err(HostError::unavailable(format!("the transition could not be made durable: {e}")));
+        if let Err(error) = self.persist(ops).await {
+            self.kernel
+                .abort(&mut prepared)
+                .map_err(|e| HostError::internal(format!("aborting a transition that was not stored failed: {e}")))?;
+            return Err(error);
         }
         let deltas = prepared.deltas().to_vec();
         self.kernel
@@ -148,23 +153,35 @@ impl SessionActor {
         }
         self.publish(&deltas);
         self.advance_episode_if_due();
-        if self.kernel.is_terminal() && self.status == SessionStatus::Active {
+        debug_assert_eq!(
+            ends_session,
+            self.kernel.is_terminal() && self.status == SessionStatus::Active,
+            "the stored status predicted the transition's end"
+        );
+        if ends_session {
             self.status = SessionStatus::Terminal;
-            let _ = self
-                .writer
-                .write(WriteBatch {
-                    ops: vec![WriteOp::SetStatus { session_id: self.id.clone(), status: SessionStatus::Terminal }],
-                })
-                .await;
         }
         self.checkpoint_if_due().await;
         self.arm_timers();
         Ok(deltas)
     }
 
+    /// Whether committing `prepared` ends the session: its resolution ends
+    /// the level, and no next level of a run starts from it.
+    fn ends_session(&self, prepared: &Prepared<AnyState>) -> bool {
+        let ended = prepared.events().iter().rev().find_map(|e| match &e.body {
+            EventBody::Resolution { result, .. } => Some(result.status),
+            _ => None,
+        });
+        match ended {
+            Some(status) if status.is_terminal() => !self.level_end_continues(status),
+            _ => false,
+        }
+    }
+
     /// Turns cadence: resolve the open window once every participant submitted.
     pub(super) async fn resolve_ready_window(&mut self) {
-        if self.config.cadence().ok() != Some(Cadence::Turns)
+        if self.config.cadence != Cadence::Turns
             || self.kernel.is_terminal()
             || !self.kernel.window().is_complete()
             || self.status != SessionStatus::Active

@@ -13,7 +13,7 @@ use crate::answers::Answer;
 use crate::config::requested_lease_ms;
 use crate::error::HostError;
 use crate::lease::{Granted, LeaseError, LeaseEvent, LeaseOp, Presented};
-use crate::storage::{SessionStateKey, SessionStatus, WriteBatch, WriteOp};
+use crate::storage::{SessionStateKey, SessionStatus, WriteOp};
 use crate::wire;
 
 impl SessionActor {
@@ -73,10 +73,7 @@ impl SessionActor {
         }
         if !wrote_book {
             let book = self.lease_op();
-            self.writer
-                .write(WriteBatch { ops: vec![book] })
-                .await
-                .map_err(|e| HostError::unavailable(format!("the lease state could not be made durable: {e}")))?;
+            self.persist(vec![book]).await?;
         }
         Ok(())
     }
@@ -186,12 +183,18 @@ impl SessionActor {
                 self.lease_op(),
                 WriteOp::SetStatus { session_id: self.id.clone(), status: SessionStatus::Revoked },
             ];
-            self.writer.write(WriteBatch { ops }).await.map_err(|e| HostError::unavailable(e.to_string()))
+            self.persist(ops).await
         };
         match tokio::time::timeout(Duration::from_secs(5), persist).await {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => tracing::error!(session = %self.id, error = %e, "the revocation could not be persisted"),
-            Err(_) => tracing::error!(session = %self.id, "persisting the revocation timed out"),
+            // The funnel stopped the actor: the session reloads from the
+            // store, and the caller learns the stop is not durable yet.
+            Ok(Err(e)) => return Err(e),
+            Err(_) => {
+                tracing::error!(session = %self.id, "persisting the revocation timed out; the session reloads");
+                self.stopped = Some(super::persist::Stopped::Unsure);
+                return Err(HostError::unavailable("the revocation could not be made durable in time; retry it"));
+            }
         }
         self.publish_lease(&record);
         Ok(Answer::json(200, &wire::value(&wire::Revoked::new(&self.id, reason))))
@@ -200,8 +203,12 @@ impl SessionActor {
     /// Game code failed while resolving: the session is revoked.
     pub(super) async fn game_failed(&mut self, e: gaos_kernel::KernelError) -> HostError {
         tracing::error!(session = %self.id, error = %e, "game code failed; revoking the session");
-        let _ = self.revoke("reducer_failed", "host").await;
-        HostError::revoked(&format!("reducer_failed: {e}"))
+        match self.revoke("reducer_failed", "host").await {
+            // The revocation is not durable yet: the actor stopped and the
+            // session reloads; the caller retries and meets the game again.
+            Err(not_stored) if not_stored.code != gaos_session::ErrorCode::Revoked => not_stored,
+            _ => HostError::revoked(&format!("reducer_failed: {e}")),
+        }
     }
 
     /// `GET /lease`: the seat's claim as its caller sees it.

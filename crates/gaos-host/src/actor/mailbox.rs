@@ -112,6 +112,12 @@ pub enum Command {
     Summary {
         reply: oneshot::Sender<SessionSummary>,
     },
+    /// Host-level rows of the session (a seat's new credentials), written
+    /// through the actor's fenced funnel in order with its other writes.
+    Persist {
+        ops: Vec<crate::storage::WriteOp>,
+        reply: Reply<()>,
+    },
     /// Answer for the creator seat right after creation (with credentials).
     CreatorEnvelope {
         extensions: Map,
@@ -128,9 +134,18 @@ pub struct ActorHandle {
     pub seats: Arc<Vec<String>>,
     /// When the session was created (host clock): retention counts from it.
     pub created_at_ms: i64,
+    /// Set when the actor stopped after a failed or fenced write.
+    pub(crate) stopped: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl ActorHandle {
+    /// True once the actor stopped after a failed or fenced write: the host
+    /// forgets this handle and loads the session again (from the store, or
+    /// at the host that owns it now).
+    pub fn is_stopped(&self) -> bool {
+        self.stopped.load(std::sync::atomic::Ordering::Acquire)
+    }
+
     /// Send a command and wait for its answer.
     pub async fn ask<T>(&self, make: impl FnOnce(Reply<T>) -> Command) -> Result<T, HostError> {
         let (reply, wait) = oneshot::channel();
@@ -179,6 +194,39 @@ pub(super) async fn take_act_batch(
         }
     }
     (acts, None)
+}
+
+/// Answer `command` with `error` (an actor that stopped).
+pub(super) fn refuse(command: Command, error: HostError) {
+    match command {
+        Command::Observe { reply, .. }
+        | Command::Act { reply, .. }
+        | Command::Attach { reply, .. }
+        | Command::Reset { reply, .. }
+        | Command::Lease { reply, .. }
+        | Command::LeaseInfo { reply, .. }
+        | Command::EmergencyStop { reply, .. }
+        | Command::Finalize { reply, .. }
+        | Command::Snapshot { reply, .. }
+        | Command::StoredResult { reply, .. }
+        | Command::CreatorEnvelope { reply, .. } => {
+            let _ = reply.send(Err(error));
+        }
+        Command::ClockChanged { reply } | Command::Persist { reply, .. } => {
+            let _ = reply.send(Err(error));
+        }
+        Command::Subscribe { reply, .. } => {
+            let _ = reply.send(Err(error));
+        }
+        Command::Replay { reply } | Command::Transcript { reply } => {
+            let _ = reply.send(Err(error));
+        }
+        Command::ReceiptChain { reply } => {
+            let _ = reply.send(Err(error));
+        }
+        // A summary has no error to carry: the list shows the stored row.
+        Command::Summary { .. } => {}
+    }
 }
 
 impl SessionActor {
@@ -247,6 +295,9 @@ impl SessionActor {
             }
             Command::Summary { reply } => {
                 let _ = reply.send(self.summary());
+            }
+            Command::Persist { ops, reply } => {
+                let _ = reply.send(self.persist(ops).await);
             }
             Command::CreatorEnvelope { extensions, reply } => {
                 let _ = reply.send(self.creator_envelope(extensions));

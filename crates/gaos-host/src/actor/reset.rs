@@ -17,7 +17,7 @@ use crate::answers::Answer;
 use crate::error::HostError;
 use crate::lease::{LeaseOp, Presented};
 use crate::run_spec::AdvanceOn;
-use crate::storage::{SessionStateKey, SessionStatus, WriteBatch, WriteOp};
+use crate::storage::{SessionStateKey, SessionStatus, WriteOp};
 
 /// A reset request: `{"seed"?: uint32, "revision"?: the revision it was asked at}`.
 struct ResetRequest {
@@ -111,10 +111,7 @@ impl SessionActor {
             },
             WriteOp::SetStatus { session_id: self.id.clone(), status: SessionStatus::Active },
         ];
-        self.writer
-            .write(WriteBatch { ops })
-            .await
-            .map_err(|e| HostError::unavailable(format!("the reset could not be made durable: {e}")))?;
+        self.persist(ops).await?;
         self.episodes.reset = Some(mark);
         self.advance_episode_if_due();
         self.status = SessionStatus::Active;

@@ -126,6 +126,6 @@ impl Host {
         answer: &Answer,
     ) -> Result<(), HostError> {
         let ops = vec![request.answer_row(session_id, answer)?];
-        self.inner.writer.write(WriteBatch { ops }).await.map_err(store_error)
+        self.inner.writer.write(WriteBatch::of(ops)).await.map_err(store_error)
     }
 }

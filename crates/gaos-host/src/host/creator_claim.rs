@@ -30,6 +30,7 @@ pub(super) fn creator_claim(
     let lease_token = host_key.create_token("gaos_lease_", &config.session_id, "");
     let holder = config
         .policy
+        .value()
         .get("controller")
         .and_then(|c| c.get("id"))
         .and_then(Value::as_str)

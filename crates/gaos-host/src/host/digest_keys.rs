@@ -5,7 +5,7 @@
 use super::{Host, store_error};
 use crate::digest_key::DigestKey;
 use crate::error::HostError;
-use crate::storage::{SessionStateKey, WriteBatch, WriteOp};
+use crate::storage::{Fence, SessionStateKey, WriteBatch, WriteOp};
 
 /// What `session_state.digestKey` holds for a session whose digest key is
 /// derived from the host key.
@@ -27,16 +27,17 @@ impl Host {
     /// receipts keep their unkeyed digests; receipts are opaque strings).
     pub(super) async fn stored_digest_key(
         &self,
-        id: &str,
+        fence: &Fence,
         state: &[(SessionStateKey, String)],
     ) -> Result<DigestKey, HostError> {
+        let id = fence.session_id.as_str();
         match state.iter().find(|(k, _)| *k == SessionStateKey::DigestKey) {
             Some((_, text)) if text == DERIVED_DIGEST_KEY => Ok(self.inner.options.host_key.digest_key(id)),
             Some((_, text)) => DigestKey::from_hex(text)
                 .ok_or_else(|| HostError::internal(format!("the stored digest key of {id} is unreadable"))),
             None => {
-                let ops = vec![digest_key_marker(id)];
-                self.inner.writer.write(WriteBatch { ops }).await.map_err(store_error)?;
+                let batch = WriteBatch::fenced(vec![digest_key_marker(id)], fence.clone());
+                self.inner.writer.write(batch).await.map_err(store_error)?;
                 Ok(self.inner.options.host_key.digest_key(id))
             }
         }

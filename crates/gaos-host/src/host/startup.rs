@@ -7,6 +7,7 @@
 //! (the pass then finds it loaded), and a request for a session being
 //! loaded waits on the same slot. Finished sessions are never part of it.
 
+use crate::actor::fence_of;
 use gaos_session::ErrorCode;
 use std::sync::Arc;
 
@@ -51,6 +52,12 @@ impl Drop for FinishOnDrop<'_> {
 }
 
 impl Host {
+    /// End the restart pass without running it (a host of a cluster runs
+    /// its own: `serve.rs`).
+    pub(crate) fn finish_startup_pass(&self) {
+        self.inner.startup.finish();
+    }
+
     /// Rehydrate every session stored as active, one at a time (so a
     /// background pass takes at most one core from the requests), and
     /// record the restart report served at `GET /v1/admin/reconcile`.
@@ -102,7 +109,11 @@ impl Host {
                         },
                         WriteOp::SetStatus { session_id: record.id.clone(), status: SessionStatus::Revoked },
                     ];
-                    let _ = self.inner.writer.write(WriteBatch { ops }).await;
+                    let batch = WriteBatch::fenced(ops, fence_of(&record.id, &record.owner, record.epoch));
+                    if let Err(error) = self.inner.writer.write(batch).await {
+                        // Still revoked in memory: the next start tries again.
+                        tracing::error!(session = %record.id, %error, "the revocation could not be stored");
+                    }
                     self.sessions_write().remove(&record.id);
                     report.failed.push((record.id, e.message))
                 }

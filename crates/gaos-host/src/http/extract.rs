@@ -23,7 +23,7 @@ impl FromRequestParts<Host> for Caller {
     type Rejection = HostError;
 
     async fn from_request_parts(parts: &mut Parts, host: &Host) -> Result<Self, HostError> {
-        host.caller(bearer(&parts.headers))
+        host.resolve_caller(bearer(&parts.headers)).await
     }
 }
 

@@ -33,7 +33,12 @@ pub(crate) fn text(media_type: &'static str, body: String) -> Response {
 
 impl IntoResponse for HostError {
     fn into_response(self) -> Response {
-        json_response(self.status, &self.body())
+        let mut response = json_response(self.status, &self.body());
+        if self.code == gaos_session::ErrorCode::Fenced {
+            // The routing layer of a cluster routes the request again.
+            response.extensions_mut().insert(crate::cluster::FencedHere);
+        }
+        response
     }
 }
 

@@ -394,6 +394,8 @@ fn run_cached(conn: &Connection, sql: &str) -> Result<(), StoreError> {
     conn.prepare_cached(sql).and_then(|mut statement| statement.execute([])).map(|_| ()).map_err(backend)
 }
 
+/// One node owns every session of an SQLite store (the data directory's
+/// lock makes sure of it), so fences are not checked here.
 impl StoreWriter for SqliteWriter {
     fn apply_group(&mut self, batches: &[WriteBatch]) -> Vec<Result<(), StoreError>> {
         let _gate = self.gate.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -533,18 +535,29 @@ impl StoreReader for SqliteReader {
             let mut stmt = conn.prepare_cached(
                 "SELECT token_hash, session_id, role, seat, issued_at_ms FROM credentials WHERE revoked = 0",
             )?;
-            let rows = stmt.query_map([], |row| {
-                Ok(CredentialRecord {
-                    token_hash: row.get(0)?,
-                    session_id: row.get(1)?,
-                    role: {
-                        let role: String = row.get(2)?;
-                        CredentialRole::parse(&role).ok_or_else(|| unknown_text(2, "credential role", &role))?
-                    },
-                    seat: row.get(3)?,
-                    issued_at_ms: row.get(4)?,
-                })
-            })?;
+            let rows = stmt.query_map([], credential_row)?;
+            rows.collect()
+        })
+    }
+
+    fn load_credential(&self, token_hash: &str) -> Result<Option<CredentialRecord>, StoreError> {
+        self.with(|conn| {
+            conn.prepare_cached(
+                "SELECT token_hash, session_id, role, seat, issued_at_ms FROM credentials
+                 WHERE token_hash = ?1 AND revoked = 0",
+            )?
+            .query_row(params![token_hash], credential_row)
+            .optional()
+        })
+    }
+
+    fn load_session_credentials(&self, id: &str) -> Result<Vec<CredentialRecord>, StoreError> {
+        self.with(|conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT token_hash, session_id, role, seat, issued_at_ms FROM credentials
+                 WHERE session_id = ?1 AND revoked = 0",
+            )?;
+            let rows = stmt.query_map(params![id], credential_row)?;
             rows.collect()
         })
     }
@@ -557,6 +570,20 @@ impl StoreReader for SqliteReader {
             Ok(rows.into_iter().filter_map(|(key, value)| Some((SessionStateKey::parse(&key)?, value))).collect())
         })
     }
+}
+
+/// Maps a `SELECT token_hash, session_id, role, seat, issued_at_ms` row.
+fn credential_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<CredentialRecord> {
+    Ok(CredentialRecord {
+        token_hash: row.get(0)?,
+        session_id: row.get(1)?,
+        role: {
+            let role: String = row.get(2)?;
+            CredentialRole::parse(&role).ok_or_else(|| unknown_text(2, "credential role", &role))?
+        },
+        seat: row.get(3)?,
+        issued_at_ms: row.get(4)?,
+    })
 }
 
 /// A text column holding a value this build does not know.
@@ -587,7 +614,7 @@ mod tests {
 
     fn event(seq: u64, event_id: &str, body: &str) -> WriteBatch {
         let stored = StoredEvent { seq, event_id: event_id.into(), transition_revision: seq, body: body.into() };
-        WriteBatch { ops: vec![WriteOp::Events { session_id: "s".into(), events: vec![stored] }] }
+        WriteBatch::of(vec![WriteOp::Events { session_id: "s".into(), events: vec![stored] }])
     }
 
     #[test]

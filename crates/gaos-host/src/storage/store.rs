@@ -6,9 +6,13 @@
 //! same id with the same bytes again is a no-op, with different bytes a
 //! [`StoreError::Conflict`].
 //!
-//! Every session row carries an `owner` and an `epoch`: a single-node SQLite
-//! host owns everything; a multi-node backend (PostgreSQL) fences writers by
-//! refusing batches whose epoch is older than the row's.
+//! Every session row carries an `owner` and an `epoch`, and a session's
+//! batches carry a [`Fence`] naming the owner and epoch they were prepared
+//! under. A single-node SQLite host owns everything and ignores the fence; a
+//! multi-node backend (PostgreSQL) applies a fenced batch only while the
+//! session row still names that owner at that epoch, checked under a lock in
+//! the batch's own transaction, and refuses it otherwise with
+//! [`StoreError::Fenced`]: a deposed host can never commit.
 
 use thiserror::Error;
 
@@ -21,6 +25,16 @@ pub enum StoreError {
     /// The backend failed (disk, database); nothing of the batch was written.
     #[error("storage failure: {0}")]
     Backend(String),
+    /// The batch's fence no longer holds: another host owns the session now
+    /// (or the session is gone). Nothing of the batch was written.
+    #[error("session {session_id} is no longer owned by {owner} at epoch {epoch} (now: {now})")]
+    Fenced {
+        session_id: String,
+        owner: String,
+        epoch: i64,
+        /// Who owns it now, as the store saw it (`owner@epoch`, or `nobody`).
+        now: String,
+    },
 }
 
 /// Lifecycle status of a stored session.
@@ -273,15 +287,35 @@ pub struct AcceptedIdentity {
     pub transition_revision: u64,
 }
 
+/// The owner and epoch a session's batch was prepared under (see the
+/// module documentation).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Fence {
+    pub session_id: String,
+    pub owner: String,
+    pub epoch: i64,
+}
+
 /// An atomic group of writes.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct WriteBatch {
     pub ops: Vec<WriteOp>,
+    /// Set on every batch of a session's actor; host-level batches (a new
+    /// session's create, credentials of the operator) carry none.
+    pub fence: Option<Fence>,
 }
 
 impl WriteBatch {
     pub fn new() -> Self {
         Self::default()
+    }
+    /// A batch of `ops` fenced by `fence`.
+    pub fn fenced(ops: Vec<WriteOp>, fence: Fence) -> Self {
+        WriteBatch { ops, fence: Some(fence) }
+    }
+    /// A host-level batch of `ops` (no fence).
+    pub fn of(ops: Vec<WriteOp>) -> Self {
+        WriteBatch { ops, fence: None }
     }
     pub fn push(&mut self, op: WriteOp) -> &mut Self {
         self.ops.push(op);
@@ -292,10 +326,14 @@ impl WriteBatch {
     }
 }
 
-/// The write side, owned by the writer thread.
+/// The write side, owned by the writer thread: what a second backend
+/// implements (the SQLite store is the first; `faults.rs` wraps either to
+/// inject failures in tests).
 pub trait StoreWriter: Send {
     /// Apply batches in one durable transaction; one result per batch. A
-    /// failing batch leaves no trace and does not fail the others.
+    /// failing batch leaves no trace and does not fail the others. A batch
+    /// whose fence does not hold fails with [`StoreError::Fenced`] (a
+    /// backend that serves one node may ignore fences).
     fn apply_group(&mut self, batches: &[WriteBatch]) -> Vec<Result<(), StoreError>>;
 }
 
@@ -310,6 +348,12 @@ pub trait StoreReader: Send + Sync {
     /// One stored answer.
     fn load_answer(&self, id: &str, kind: AnswerKind, key: &str) -> Result<Option<StoredAnswer>, StoreError>;
     fn load_credentials(&self) -> Result<Vec<CredentialRecord>, StoreError>;
+    /// The live (not revoked) credential of a token hash, if any (a host of
+    /// a cluster meets tokens another host issued).
+    fn load_credential(&self, token_hash: &str) -> Result<Option<CredentialRecord>, StoreError>;
+    /// The live credentials of one session (refreshed when a host of a
+    /// cluster takes the session over).
+    fn load_session_credentials(&self, id: &str) -> Result<Vec<CredentialRecord>, StoreError>;
     /// The session's state rows; keys this build does not know are skipped.
     fn load_session_state(&self, id: &str) -> Result<Vec<(SessionStateKey, String)>, StoreError>;
     /// The session's newest checkpoint, if it has one.

@@ -362,9 +362,7 @@ where
         let forked = self.isolation.fork(&self.live.state);
         let next_state = self.options.reducer.advance(forked, &actions)?;
         let derived = self.derive(&next_state, &self.live.seat_views, self.live.cursor + 1, |facts| {
-            if facts.status.as_str() != result.status
-                || facts.stars != result.stars
-                || facts.actions_used != result.actions_used
+            if facts.status != result.status || facts.stars != result.stars || facts.actions_used != result.actions_used
             {
                 let stars = |x: Option<f64>| x.map_or_else(|| "none".to_owned(), |x| Value::Number(x).to_string());
                 return Err(bad(

@@ -178,11 +178,7 @@ where
                 view_digest: sv.digest,
             });
         }
-        let result = ResolutionResult {
-            status: facts.status.as_str().to_owned(),
-            stars: facts.stars,
-            actions_used: facts.actions_used,
-        };
+        let result = ResolutionResult { status: facts.status, stars: facts.stars, actions_used: facts.actions_used };
         let system = if cause == ResolutionCause::Timeout { system_input } else { None };
         draft.bodies.push(EventBody::Resolution {
             tick: resolved_tick,

@@ -1,6 +1,7 @@
 //! `finalizeReplay` and `finalizeRunReplay`: project terminal transcripts
 //! into `gaos.replay` 1.3 artifacts.
 
+use crate::view::GameStatus;
 use gaos_json::{Map, Value, canonical_json};
 
 use super::format::{ReplayArtifact, ReplayBody};
@@ -73,7 +74,7 @@ fn perm_value(perm: &[u64]) -> Value {
 struct Segment {
     level: Map,
     records: Vec<Map>,
-    result_status: String,
+    result_status: GameStatus,
     result_stars: Option<f64>,
     actions_used: u64,
 }
@@ -171,7 +172,7 @@ fn finalize_segment(
         _ => None,
     });
     let result = match terminal {
-        Some(result) if result.status != "playing" => result.clone(),
+        Some(result) if result.status.is_terminal() => result.clone(),
         _ => {
             return Err(KernelError::advance(
                 AdvanceCode::Terminal,
@@ -284,7 +285,7 @@ fn finalize_segment(
     level.insert("seed".into(), level_seed.into());
     level.insert("level".into(), header.level.clone());
     let mut level_result = Map::new();
-    level_result.insert("status".into(), result.status.clone().into());
+    level_result.insert("status".into(), result.status.as_str().into());
     level_result.insert("stars".into(), result.stars.map_or(Value::Null, Value::Number));
     level_result.insert("actionsUsed".into(), result.actions_used.into());
     level.insert("result".into(), Value::Object(level_result));
@@ -314,7 +315,7 @@ fn assemble(
         let mut level = segment.level;
         level.insert("index".into(), index.into());
         levels.push(Value::Object(level));
-        if segment.result_status == "won" {
+        if segment.result_status == GameStatus::Won {
             total_stars += segment.result_stars.unwrap_or(0.0);
         }
         total_actions += segment.actions_used;
@@ -513,7 +514,9 @@ fn finalize_run(
         // The level's own artifact is validated (and dropped) here, so that
         // its problems come before any later level's.
         assemble(level, level.header.seed, SeedPolicy::Explicit, vec![segment.clone()], &level_options)?;
-        if advance_policy == AdvancePolicy::WinToAdvance && i + 1 < transcripts.len() && segment.result_status != "won"
+        if advance_policy == AdvancePolicy::WinToAdvance
+            && i + 1 < transcripts.len()
+            && segment.result_status != GameStatus::Won
         {
             return Err(KernelError::type_error(format!(
                 "level {i} was not won; under win-to-advance only the final level may end otherwise"

@@ -10,6 +10,7 @@
 //! terminal outcome, never to a carried one.
 
 use gaos_json::{Map, Value};
+use gaos_kernel::GameStatus;
 use gaos_kernel::replay::{GameResolver, ReplayedLevel, VerifyOptions};
 
 use crate::benchmark::plan::EpisodePlan;
@@ -139,7 +140,7 @@ pub fn check_episode_replay(
         return Err("the replay re-simulated no level".into());
     };
     let outcome = terminal_outcome(last);
-    let complete = last.status.as_deref().is_some_and(|s| s != "playing");
+    let complete = last.status.as_deref().is_some_and(|s| s != GameStatus::Playing.as_str());
     if !complete {
         reasons.push("the replay ends before the game does".into());
     }

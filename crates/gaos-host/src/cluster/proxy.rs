@@ -1,0 +1,186 @@
+//! Any host answers any session: the routing layer in front of the session
+//! routes. A request for a session another live host owns is forwarded to
+//! that host as it came (method, path, query, headers, body) and its answer
+//! streamed back as it comes (so SSE streams pass through too); not a
+//! redirect, since the Rust client and the web pages do not follow those. A
+//! request for a session nobody live owns makes this host claim it.
+//! Every answer names the node that served it (`Gaos-Node`).
+
+use axum::body::{Body, to_bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderName, HeaderValue, Uri, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use gaos_session::ErrorCode;
+
+use super::Route;
+use crate::error::HostError;
+use crate::host::Host;
+use crate::http::BODY_LIMIT;
+
+/// The header naming the node that served an answer.
+pub const NODE_HEADER: &str = "gaos-node";
+/// The header counting the hosts a request was forwarded through.
+const HOPS_HEADER: &str = "gaos-hops";
+/// Most forwards of one request (a move during a forward costs one more).
+const MAX_HOPS: u32 = 2;
+/// Most routing decisions for one request on this host (a fenced answer
+/// makes it route again).
+const MAX_ROUTES: usize = 3;
+
+/// Marks a response answered `fenced` by this host's own handler: the
+/// session moved meanwhile, and the request is routed again.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FencedHere;
+
+/// The session id of a session route (`/v1/sessions/{id}/...`), decoded.
+fn session_of(path: &str) -> Option<String> {
+    let rest = path.strip_prefix("/v1/sessions/")?;
+    let (id, _) = rest.split_once('/')?;
+    let decoded = percent_decode(id)?;
+    (!decoded.is_empty()).then_some(decoded)
+}
+
+fn percent_decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = text.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+fn hops(headers: &axum::http::HeaderMap) -> u32 {
+    headers.get(HOPS_HEADER).and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok()).unwrap_or(0)
+}
+
+/// The layer (`axum::middleware::from_fn_with_state`). Without a cluster
+/// it only names this node on every answer.
+pub(crate) async fn route_sessions(State(host): State<Host>, request: Request, next: Next) -> Response {
+    let node = host.node_id().to_owned();
+    let response = match (host.cluster(), session_of(request.uri().path())) {
+        (Some(_), Some(id)) => route(&host, &id, request, next).await,
+        _ => next.run(request).await,
+    };
+    named(response, &node)
+}
+
+fn named(mut response: Response, node: &str) -> Response {
+    if !response.headers().contains_key(NODE_HEADER)
+        && let Ok(value) = HeaderValue::from_str(node)
+    {
+        response.headers_mut().insert(HeaderName::from_static(NODE_HEADER), value);
+    }
+    response
+}
+
+async fn route(host: &Host, id: &str, request: Request, next: Next) -> Response {
+    let cluster = host.cluster().expect("routing runs in cluster mode");
+    let (parts, body) = request.into_parts();
+    let body = match to_bytes(body, BODY_LIMIT).await {
+        Ok(bytes) => bytes,
+        Err(_) => {
+            return HostError::new(
+                ErrorCode::PayloadTooLarge,
+                format!("request bodies are limited to {BODY_LIMIT} bytes"),
+            )
+            .into_response();
+        }
+    };
+    let hops_so_far = hops(&parts.headers);
+    for _ in 0..MAX_ROUTES {
+        match cluster.route(host, id).await {
+            Err(error) => return error.into_response(),
+            Ok(Route::Remote { node_id, url }) => {
+                if hops_so_far >= MAX_HOPS {
+                    return HostError::unavailable(format!(
+                        "session {id} is moving between hosts (last seen at {node_id}); retry"
+                    ))
+                    .into_response();
+                }
+                host.metrics().add_proxy_hop();
+                return cluster.forward(&url, &parts, body, hops_so_far + 1).await;
+            }
+            Ok(Route::Local { .. } | Route::Unknown) => {
+                let response =
+                    next.clone().run(Request::from_parts(clone_parts(&parts), Body::from(body.clone()))).await;
+                if response.extensions().get::<FencedHere>().is_some() {
+                    // The session moved under this request; nothing of it
+                    // was stored here. Ask the store again.
+                    continue;
+                }
+                return response;
+            }
+        }
+    }
+    HostError::unavailable(format!("session {id} is moving between hosts; retry")).into_response()
+}
+
+fn clone_parts(parts: &axum::http::request::Parts) -> axum::http::request::Parts {
+    let mut request = Request::builder().method(parts.method.clone()).uri(parts.uri.clone()).version(parts.version);
+    if let Some(headers) = request.headers_mut() {
+        *headers = parts.headers.clone();
+    }
+    let (mut cloned, ()) = request.body(()).expect("a request built from a request's parts").into_parts();
+    cloned.extensions = parts.extensions.clone();
+    cloned
+}
+
+/// Headers that belong to one connection, not to the request.
+pub(super) fn is_hop_by_hop(name: &HeaderName) -> bool {
+    matches!(
+        name.as_str(),
+        "connection" | "keep-alive" | "proxy-connection" | "transfer-encoding" | "te" | "trailer" | "upgrade" | "host"
+    )
+}
+
+/// The URI of `path_and_query` at `base` (`http://host:port`).
+pub(super) fn target(base: &str, uri: &Uri) -> Result<Uri, String> {
+    let path = uri.path_and_query().map_or("/", |p| p.as_str());
+    format!("{}{path}", base.trim_end_matches('/')).parse().map_err(|e| format!("bad owner URL {base:?}: {e}"))
+}
+
+/// A response naming a forward failure (the owner did not answer).
+pub(super) fn unreachable(node: &str, error: impl std::fmt::Display) -> Response {
+    let mut response = HostError::unavailable(format!(
+        "the host that owns this session ({node}) did not answer: {error}; retry (the session moves if it is gone)"
+    ))
+    .into_response();
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
+pub(super) const HOPS: &str = HOPS_HEADER;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_routes_are_recognised_and_decoded() {
+        assert_eq!(session_of("/v1/sessions/s-1/tick").as_deref(), Some("s-1"));
+        assert_eq!(session_of("/v1/sessions/a%2Fb/actions").as_deref(), Some("a/b"));
+        assert_eq!(session_of("/v1/sessions/s-1/seats/a/token").as_deref(), Some("s-1"));
+        assert_eq!(session_of("/v1/sessions"), None);
+        assert_eq!(session_of("/v1/sessions/s-1"), None);
+        assert_eq!(session_of("/v1/games"), None);
+        assert_eq!(session_of("/v1/sessions/%ZZ/tick"), None);
+    }
+
+    #[test]
+    fn targets_keep_path_and_query() {
+        let uri: Uri = "/v1/sessions/s/stream?after=3".parse().expect("a URI");
+        assert_eq!(
+            target("http://10.0.0.2:8899/", &uri).expect("a target").to_string(),
+            "http://10.0.0.2:8899/v1/sessions/s/stream?after=3"
+        );
+    }
+}
