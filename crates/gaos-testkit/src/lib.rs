@@ -3,8 +3,9 @@
 //! [`conformance_outputs`]), a real `gaos serve` per test ([`server`]), a raw HTTP/SSE
 //! client for it ([`http`]), game fixtures ([`fixtures`]), the RFC-018
 //! handle gate suite every transport runs ([`handle_gates`]), the README's
-//! runnable sections ([`readme`]), and a headless Chromium over WebDriver for
-//! the web pages' tests ([`browser`]).
+//! runnable sections ([`readme`]), a headless Chromium over WebDriver for
+//! the web pages' tests ([`browser`]), and the check that error messages
+//! speak the user's words ([`words`]).
 //!
 //! The reference pack is the repository's copy, `conformance/reference/`
 //! (conformance/REFERENCE.md says where it comes from), so a clone tests
@@ -20,6 +21,7 @@ pub mod handle_gates;
 pub mod http;
 pub mod readme;
 pub mod server;
+pub mod words;
 
 use std::path::{Path, PathBuf};
 
