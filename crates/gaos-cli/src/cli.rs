@@ -12,8 +12,12 @@ use crate::{
     session_cmd,
 };
 
+/// `gaos --version`: the crate version and the git commit it was built from
+/// (recorded by build.rs; "unknown" for a build outside a git checkout).
+pub(crate) const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("GAOS_VERSION_NOTE"), ")");
+
 #[derive(Parser)]
-#[command(name = "gaos", version, about = "GAOS authoritative session stack: host, kernel tools, conformance")]
+#[command(name = "gaos", version = VERSION, about = "GAOS authoritative session stack: host, kernel tools, conformance")]
 pub(crate) struct Cli {
     #[command(subcommand)]
     pub(crate) command: Command,

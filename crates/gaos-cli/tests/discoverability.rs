@@ -2,7 +2,7 @@
 //! `gaos` binary: `gaos games` lists every game it serves (a game module
 //! given with `--game` included) as a table and as JSON; every command's
 //! `--help` names the environment variables it reads and no internal work
-//! item.
+//! item; `gaos --version` names the version and the commit it was built from.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,6 +12,9 @@ use gaos_testkit::server::TestServer;
 use serde_json::{Value, json};
 
 const GAOS: &str = env!("CARGO_BIN_EXE_gaos");
+
+#[path = "../build/commit.rs"]
+mod commit;
 
 fn bids_module() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/modules/bids.mjs")
@@ -125,4 +128,29 @@ fn every_help_names_the_environment_it_reads_and_no_work_item() {
     assert!(verify.contains("reads no environment variables"), "{verify}");
     let top = help(&["--help"]);
     assert!(top.contains("GAOS_OPERATOR_TOKEN") && top.contains("gaos serve"), "gaos --help sums them up:\n{top}");
+}
+
+#[test]
+fn the_version_names_the_commit_the_binary_was_built_from() {
+    let (code, stdout, stderr) = gaos(&["--version"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let version = stdout.trim();
+    let prefix = format!("gaos {} (commit ", env!("CARGO_PKG_VERSION"));
+    assert!(version.starts_with(&prefix) && version.ends_with(')'), "{version}");
+    match commit::describe(Path::new(env!("CARGO_MANIFEST_DIR"))) {
+        Some(head) => {
+            assert!(version.contains(&head.id), "the version names HEAD {}: {version}", head.id);
+            assert!(head.id.len() == 40 && head.id.bytes().all(|b| b.is_ascii_hexdigit()), "{}", head.id);
+            assert!(!head.watch.is_empty(), "the build reruns when HEAD moves");
+        }
+        None => assert!(version.contains("commit unknown"), "outside a git checkout: {version}"),
+    }
+}
+
+#[test]
+fn a_build_outside_a_git_checkout_says_its_commit_is_unknown() {
+    let outside = gaos_testkit::server::TempDir::new("no-git");
+    assert!(commit::describe(outside.path()).is_none(), "a directory outside any checkout has no commit");
+    assert_eq!(commit::version_note(None, None), "commit unknown: built outside a git checkout");
+    assert_eq!(commit::version_note(None, Some("0123abc")), "commit 0123abc", "a packager may name it");
 }
