@@ -76,7 +76,7 @@ pub(crate) enum Command {
     },
     /// Serve one seat's tools to an MCP client (an LLM agent) over stdio.
     Mcp(mcp_cmd::McpArgs),
-    /// A running host's sessions from a shell: new, act, observe, finalize.
+    /// A running host's sessions from a shell: new, act, observe, finalize, reset.
     Session {
         #[command(subcommand)]
         command: session_cmd::SessionCommand,
