@@ -15,6 +15,13 @@ function holdsHand(state, seat) {
   return Object.hasOwn(state.hands, seat);
 }
 
+// Why an action's card cannot be played from a hand of `held` cards.
+function notInHand(action, held) {
+  const card = typeof action.index === "number" ? `card ${action.index}` : "no card";
+  if (held === 0) return `${card} cannot be played: the hand is empty`;
+  return `${card} is not in the hand: play a card from 0 to ${held - 1}`;
+}
+
 function viewOf(state) {
   const ended = state.round >= state.handSize;
   return {
@@ -54,7 +61,7 @@ const reducer = {
       if (Object.hasOwn(played, seat)) throw new Error(`${GAME_ID}: ${seat} played twice in one round`);
       const hand = state.hands[seat];
       if (!Number.isInteger(input.index) || input.index < 0 || input.index >= hand.length) {
-        throw new RangeError(`${GAME_ID}: ${seat} has no card at index ${input.index} (hand of ${hand.length})`);
+        throw new RangeError(`${GAME_ID}: ${seat}: ${notInHand(input, hand.length)}`);
       }
       played[seat] = input.index;
     }
@@ -80,12 +87,12 @@ const reducer = {
 
   validateCommand(state, seat, action) {
     if (action.id !== "Action 1") {
-      throw new Error(`${GAME_ID}: unknown action ${JSON.stringify(action.id)} (play a card with "Action 1")`);
+      throw new Error(`${GAME_ID}: that is not a move of hilo: play a card, {"card": i}`);
     }
-    if (!holdsHand(state, seat)) throw new Error(`${GAME_ID}: ${JSON.stringify(seat)} holds no hand`);
+    if (!holdsHand(state, seat)) throw new Error(`${GAME_ID}: seat ${seat} holds no hand`);
     const held = state.hands[seat].length;
     if (!Number.isInteger(action.index) || action.index < 0 || action.index >= held) {
-      throw new RangeError(`${GAME_ID}: card index ${action.index} is not in 0..${held}`);
+      throw new RangeError(`${GAME_ID}: ${notInHand(action, held)}`);
     }
   },
 

@@ -53,7 +53,7 @@ const reducer = {
 
   validateCommand(_state, _seat, action) {
     if (action.id !== "Action 1") {
-      throw new Error(`${GAME_ID}: unknown action ${JSON.stringify(action.id)} (only "Action 1")`);
+      throw new Error(`${GAME_ID}: that is not a move of race: every command is a boost`);
     }
   },
 

@@ -55,7 +55,7 @@ const reducer = {
 
   validateCommand(state, _seat, action) {
     if (action.id !== "Action 1") {
-      throw new Error(`${GAME_ID}: unknown action ${JSON.stringify(action.id)} (only "Action 1")`);
+      throw new Error(`${GAME_ID}: that is not a move of sealed: commit {"commit": HASH}, then reveal {"reveal": {"salt": SALT, "bid": N}}`);
     }
     if (state.round === 0 && action.commit === undefined) throw new Error(`${GAME_ID}: the commit phase needs a commitment`);
     if (state.round === 1 && action.reveal === undefined) throw new Error(`${GAME_ID}: the reveal phase needs a reveal`);

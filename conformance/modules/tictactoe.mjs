@@ -21,6 +21,8 @@ const LINES = [
 
 const other = (mark) => (mark === "x" ? "o" : "x");
 const isPass = (action) => action.payload?.pass === true;
+// Every command but {cell: c} with c in 0..8 maps to "Action 0", refused so.
+const NOT_A_CELL = 'that is not a cell on the board: a move is {"cell": C} with C a free cell from 0 to 8';
 
 /** The cell (0..8) of action id "Action 1".."Action 9", else null. */
 function actionCell(id) {
@@ -78,12 +80,16 @@ const reducer = {
     if (inputs.length !== 1) throw new Error(`${GAME_ID}: a window takes exactly one input, got ${inputs.length}`);
     const [input] = inputs;
     const mover = state.toMove;
-    if (input.seat !== mover) throw new Error(`${GAME_ID}: it is ${mover}'s turn, not ${JSON.stringify(input.seat)}'s`);
+    if (input.seat !== mover) {
+      const who = typeof input.seat === "string" ? `${input.seat}'s` : "a seatless input's";
+      throw new Error(`${GAME_ID}: it is ${mover}'s turn, not ${who}`);
+    }
     if (isPass(input)) {
       state.passes += 1;
     } else {
       const cell = actionCell(input.id);
-      if (cell === null || state.board[cell] !== ".") throw new Error(`${GAME_ID}: ${JSON.stringify(input.id)} is not a free cell`);
+      if (cell === null) throw new Error(`${GAME_ID}: ${NOT_A_CELL}`);
+      if (state.board[cell] !== ".") throw new Error(`${GAME_ID}: cell ${cell} is taken`);
       state.board = state.board.slice(0, cell) + mover + state.board.slice(cell + 1);
     }
     state.toMove = other(mover);
@@ -97,8 +103,8 @@ const reducer = {
     if (seat !== state.toMove) throw new Error(`${GAME_ID}: it is ${state.toMove}'s turn, not ${seat}'s`);
     if (isPass(action)) return;
     const cell = actionCell(action.id);
-    if (cell === null) throw new Error(`${GAME_ID}: ${JSON.stringify(action.id)} is not a cell ("Action 1".."Action 9")`);
-    if (state.board[cell] !== ".") throw new Error(`${GAME_ID}: cell ${cell} is taken`);
+    if (cell === null) throw new Error(`${GAME_ID}: ${NOT_A_CELL}`);
+    if (state.board[cell] !== ".") throw new Error(`${GAME_ID}: cell ${cell} is taken: choose a free cell`);
   },
 
   replayMetrics(state) {

@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use gaos_games::{GameOrigin, GameRegistry, RegistryError, replacement_notice};
 use gaos_kernel::Game;
 
@@ -72,7 +72,10 @@ impl App {
         I: IntoIterator<Item = T>,
         T: Into<OsString> + Clone,
     {
-        let cli = match Cli::try_parse_from(args) {
+        let parsed = crate::environment::annotate(Cli::command())
+            .try_get_matches_from(args)
+            .and_then(|matches| Cli::from_arg_matches(&matches));
+        let cli = match parsed {
             Ok(cli) => cli,
             Err(e) => {
                 let _ = e.print();

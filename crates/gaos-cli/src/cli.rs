@@ -8,11 +8,16 @@ use clap::{Parser, Subcommand};
 use gaos_games::GameRegistry;
 
 use crate::{
-    bench_cmd, kernel_bench, loadgen, long_bench, mcp_cmd, modules, play_cmd, replay_cmd, serve_cmd, session_cmd,
+    bench_cmd, games_cmd, kernel_bench, loadgen, long_bench, mcp_cmd, modules, play_cmd, replay_cmd, serve_cmd,
+    session_cmd,
 };
 
+/// `gaos --version`: the crate version and the git commit it was built from
+/// (recorded by build.rs; "unknown" for a build outside a git checkout).
+pub(crate) const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("GAOS_VERSION_NOTE"), ")");
+
 #[derive(Parser)]
-#[command(name = "gaos", version, about = "GAOS authoritative session stack: host, kernel tools, conformance")]
+#[command(name = "gaos", version = VERSION, about = "GAOS authoritative session stack: host, kernel tools, conformance")]
 pub(crate) struct Cli {
     #[command(subcommand)]
     pub(crate) command: Command,
@@ -22,6 +27,8 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Run the durable authoritative host (embedded SQLite by default).
     Serve(serve_cmd::ServeArgs),
+    /// List the games this binary serves: seats, levels, cadence, origin.
+    Games(games_cmd::GamesArgs),
     /// Conformance-pack tools.
     Conformance {
         #[command(subcommand)]
@@ -55,7 +62,7 @@ pub(crate) enum Command {
     },
     /// Load a running host with concurrent counter sessions; report actions/s and ack latency.
     Loadgen(loadgen::LoadgenArgs),
-    /// Long-session benchmarks (issue 19): a 2-hour 20 Hz ticks session's RSS, restart time over a large database.
+    /// Long-session benchmarks: a 2-hour 20 Hz ticks session's RSS, restart time over a large database.
     LongBench {
         #[command(subcommand)]
         bench: long_bench::LongBench,
@@ -69,7 +76,7 @@ pub(crate) enum Command {
     },
     /// Serve one seat's tools to an MCP client (an LLM agent) over stdio.
     Mcp(mcp_cmd::McpArgs),
-    /// A running host's sessions from a shell: new, act, observe, finalize.
+    /// A running host's sessions from a shell: new, act, observe, finalize, reset.
     Session {
         #[command(subcommand)]
         command: session_cmd::SessionCommand,
@@ -98,6 +105,7 @@ pub(crate) enum ConformanceCommand {
 pub(crate) fn dispatch(command: Command, registry: &GameRegistry) -> ExitCode {
     match command {
         Command::Serve(args) => serve_cmd::run(registry, args),
+        Command::Games(args) => games_cmd::run(args, registry),
         Command::Conformance { command: ConformanceCommand::Run { script, out, game_modules, module_limits } } => {
             let registry = match modules::with_modules(registry, &game_modules, &[], &module_limits) {
                 Ok(registry) => registry,

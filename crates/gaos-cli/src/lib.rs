@@ -1,5 +1,5 @@
 //! The `gaos` command line as a library: a crate with games of its own gets
-//! every subcommand (serve, play, bench, mcp, replay, conformance,
+//! every subcommand (serve, games, play, bench, mcp, replay, conformance,
 //! kernel-bench, loadgen, session) serving the built-in games and its own.
 //!
 //! ```no_run
@@ -19,6 +19,8 @@
 mod app;
 mod bench_cmd;
 mod cli;
+mod environment;
+mod games_cmd;
 mod kernel_bench;
 mod kernel_bench_memory;
 mod loadgen;

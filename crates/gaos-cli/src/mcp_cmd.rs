@@ -10,9 +10,9 @@ use gaos_mcp::remote::{KEEP_ALIVE_LEASE_MS, LeaseMode, SeatOptions};
 /// `gaos mcp` arguments.
 #[derive(Debug, Args)]
 pub struct McpArgs {
-    /// Base URL of the GAOS host.
-    #[arg(long, default_value = "http://127.0.0.1:8899")]
-    host: String,
+    /// Base URL of the GAOS host [default: $GAOS_HOST, else http://127.0.0.1:8899].
+    #[arg(long)]
+    host: Option<String>,
     /// The session to play in.
     #[arg(long)]
     session: String,
@@ -59,7 +59,7 @@ pub fn run(args: McpArgs) -> ExitCode {
         None => LeaseMode::Claim { duration_ms: args.lease_ms },
     };
     let options = SeatOptions {
-        host_url: args.host,
+        host_url: args.host.or_else(|| from_env("GAOS_HOST")).unwrap_or_else(|| "http://127.0.0.1:8899".to_owned()),
         session_id: args.session,
         seat: args.seat,
         seat_token: token,

@@ -311,5 +311,5 @@ fn unlinked_receipts_are_carried_with_their_mode_and_verify() {
     relabelled["extensions"][EXT]["mode"] = json!("chained");
     let (code, report) = verify(dir.path(), "relabelled", &with_header(&replay, &relabelled));
     assert_eq!(code, Some(1), "{report}");
-    assert!(problems(&report).contains("receipt 1: previousReceiptDigest None does not link"), "{report}");
+    assert!(problems(&report).contains("receipt 1: previousReceiptDigest is missing; it must link"), "{report}");
 }

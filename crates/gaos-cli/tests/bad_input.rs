@@ -57,6 +57,7 @@ impl Matrix<'_> {
         let body = response.json();
         assert_eq!(body["code"], json!(code), "{case}: {body}");
         assert!(body["error"].as_str().is_some_and(|m| !m.is_empty()), "{case}: errors carry a message: {body}");
+        gaos_testkit::words::assert_users_words(case, body["error"].as_str().unwrap_or_default());
         assert_eq!(response.header("content-type"), Some("application/json"), "{case}");
         let after = self.observe();
         assert!(before == after, "{case}: a refused request changed the session");

@@ -1,6 +1,6 @@
 //! Issue 14, Acceptance 1 through the command line: `gaos conformance run
 //! --game-module conformance/modules/<game>.mjs SCRIPT --out DIR` reproduces
-//! every script of the shared pack and of the project's pack byte for byte
+//! every script of the reference pack and of the project's pack byte for byte
 //! with the JS port in place of the built-in game (gaos-module's
 //! `conformance_ports.rs` checks the same through the library, plus what the
 //! scripts do not reach). The randomized scripts of the shared pack's
@@ -69,7 +69,7 @@ fn run_pack(pack: &Path, scratch: &Path, ports: bool) -> (Vec<String>, usize) {
 fn every_conformance_script_reproduces_its_outputs_through_the_cli_with_the_js_ports() {
     let scratch = TempDir::new("gaos-conformance-ports");
     let (mut problems, shared) = run_pack(&conformance_dir(), scratch.path(), true);
-    assert!(shared >= 12, "expected the full shared pack to run with ports, ran {shared}");
+    assert!(shared >= 12, "expected the full reference pack to run with ports, ran {shared}");
     let (project_problems, project) = run_pack(&project_conformance_dir(), scratch.path(), true);
     assert!(project >= 1, "the project's pack has scripts for the ported games");
     problems.extend(project_problems);

@@ -1,5 +1,5 @@
 //! `gaos replay verify` and `gaos replay inspect` through the real binary,
-//! against every case of the shared pack's `replays/index.json`.
+//! against every case of the reference pack's `replays/index.json`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -94,7 +94,7 @@ pub(crate) fn timeout_seat(timeout: &TimeoutInput, game: &str) -> Result<String,
 
 /// The `seat` of an input, or an error naming the game.
 pub(crate) fn input_seat<'a>(input: &'a gaos_kernel::SubmittedAction, game: &str) -> Result<&'a str, GameError> {
-    input.seat.as_deref().ok_or_else(|| GameError::new(format!("{game}: input {:?} carries no seat", input.id)))
+    input.seat.as_deref().ok_or_else(|| GameError::new(format!("{game}: an input carries no seat")))
 }
 
 /// A reducer state as checkpoint JSON (`TickReducer::encode_state`): the

@@ -113,11 +113,7 @@ impl TickReducer for HiloReducer {
                 return Err(GameError::new(format!("{GAME_ID}: {seat} played twice in one round")));
             }
             let index = input.index_usize().filter(|&index| index < state.hands[i].len()).ok_or_else(|| {
-                GameError::new(format!(
-                    "{GAME_ID}: {seat} has no card at index {:?} (hand of {})",
-                    input.index,
-                    state.hands[i].len()
-                ))
+                GameError::new(format!("{GAME_ID}: {seat}: {}", not_in_hand(input, state.hands[i].len())))
             })?;
             picks[i] = Some(index);
         }
@@ -195,16 +191,25 @@ impl TickReducer for HiloReducer {
     fn validate_command(&self, state: &HiloState, seat: &str, action: &SubmittedAction) -> Result<(), GameError> {
         if action.id != "Action 1" {
             return Err(GameError::new(format!(
-                "{GAME_ID}: unknown action {:?} (play a card with \"Action 1\")",
-                action.id
+                r#"{GAME_ID}: that is not a move of hilo: play a card, {{"card": i}}"#
             )));
         }
-        let i = seat_index(seat).ok_or_else(|| GameError::new(format!("{GAME_ID}: {seat:?} holds no hand")))?;
+        let i = seat_index(seat).ok_or_else(|| GameError::new(format!("{GAME_ID}: seat {seat} holds no hand")))?;
         let held = state.hands[i].len();
         match action.index_usize() {
             Some(index) if index < held => Ok(()),
-            _ => Err(GameError::new(format!("{GAME_ID}: card index {:?} is not in 0..{held}", action.index))),
+            _ => Err(GameError::new(format!("{GAME_ID}: {}", not_in_hand(action, held)))),
         }
+    }
+}
+
+/// Why `action`'s card cannot be played from a hand of `held` cards, with
+/// the card as the command named it.
+fn not_in_hand(action: &SubmittedAction, held: usize) -> String {
+    let card = action.index.map_or_else(|| "no card".to_owned(), |i| format!("card {}", Value::Number(i)));
+    match held {
+        0 => format!("{card} cannot be played: the hand is empty"),
+        _ => format!("{card} is not in the hand: play a card from 0 to {}", held - 1),
     }
 }
 

@@ -107,7 +107,7 @@ impl TickReducer for RaceReducer {
         if action.id == "Action 1" {
             Ok(())
         } else {
-            Err(GameError::new(format!("{GAME_ID}: unknown action {:?} (only \"Action 1\")", action.id)))
+            Err(GameError::new(format!("{GAME_ID}: that is not a move of race: every command is a boost")))
         }
     }
 }

@@ -69,7 +69,8 @@ impl TickReducer for SealedReducer {
         seats.sort_unstable();
         if seats != SEATS {
             return Err(GameError::new(format!(
-                "{GAME_ID}: a window needs exactly one input from north and one from south, got seats {seats:?}"
+                "{GAME_ID}: a window needs exactly one input from north and one from south, got seats [{}]",
+                seats.join(", ")
             )));
         }
         match state.round {
@@ -127,7 +128,9 @@ impl TickReducer for SealedReducer {
 
     fn validate_command(&self, state: &SealedState, _seat: &str, action: &SubmittedAction) -> Result<(), GameError> {
         if action.id != "Action 1" {
-            return Err(GameError::new(format!("{GAME_ID}: unknown action {:?} (only \"Action 1\")", action.id)));
+            return Err(GameError::new(format!(
+                r#"{GAME_ID}: that is not a move of sealed: commit {{"commit": HASH}}, then reveal {{"reveal": {{"salt": SALT, "bid": N}}}}"#
+            )));
         }
         match state.round {
             0 if action.commit.is_none() => {

@@ -122,6 +122,10 @@ pub fn action_cell(id: &str) -> Option<usize> {
     }
 }
 
+/// Why an action that names no cell is refused, in the command's terms:
+/// every command but `{"cell": c}` with c in 0..=8 maps to `Action 0`.
+const NOT_A_CELL: &str = r#"that is not a cell on the board: a move is {"cell": C} with C a free cell from 0 to 8"#;
+
 fn is_pass(action: &SubmittedAction) -> bool {
     action.payload_field("pass") == Some(&Value::Bool(true))
 }
@@ -180,14 +184,16 @@ impl TickReducer for TicTacToeReducer {
         };
         let mover = state.to_move;
         if input.seat.as_deref() != Some(mover.as_str()) {
-            return Err(GameError::new(format!("{GAME_ID}: it is {}'s turn, not {:?}'s", mover.as_str(), input.seat)));
+            let seat = input.seat.as_deref().map_or_else(|| "a seatless input's".to_owned(), |s| format!("{s}'s"));
+            return Err(GameError::new(format!("{GAME_ID}: it is {}'s turn, not {seat}", mover.as_str())));
         }
         if is_pass(input) {
             state.passes += 1;
         } else {
-            let cell = action_cell(&input.id)
-                .filter(|&cell| state.board[cell] == b'.')
-                .ok_or_else(|| GameError::new(format!("{GAME_ID}: {:?} is not a free cell", input.id)))?;
+            let cell = action_cell(&input.id).ok_or_else(|| GameError::new(format!("{GAME_ID}: {NOT_A_CELL}")))?;
+            if state.board[cell] != b'.' {
+                return Err(GameError::new(format!("{GAME_ID}: cell {cell} is taken")));
+            }
             state.board[cell] = mover.byte();
         }
         state.to_move = mover.other();
@@ -241,10 +247,8 @@ impl TickReducer for TicTacToeReducer {
         }
         match action_cell(&action.id) {
             Some(cell) if state.board[cell] == b'.' => Ok(()),
-            Some(cell) => Err(GameError::new(format!("{GAME_ID}: cell {cell} is taken"))),
-            None => {
-                Err(GameError::new(format!("{GAME_ID}: {:?} is not a cell (\"Action 1\"..\"Action 9\")", action.id)))
-            }
+            Some(cell) => Err(GameError::new(format!("{GAME_ID}: cell {cell} is taken: choose a free cell"))),
+            None => Err(GameError::new(format!("{GAME_ID}: {NOT_A_CELL}"))),
         }
     }
 }

@@ -11,6 +11,7 @@
 //! and `timers` the rest.
 
 mod act;
+mod act_words;
 mod attach;
 mod checkpoints;
 mod envelopes;

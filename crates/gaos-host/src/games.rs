@@ -74,8 +74,10 @@ fn row(game: &dyn Game, origin: &GameOrigin) -> GameRow {
     }
 }
 
-/// The listing of every game of `registry`, in game-id order.
-pub(crate) fn listing(registry: &GameRegistry) -> Value {
+/// The listing of every game of `registry`, in game-id order: the body of
+/// `GET /v1/games` (`{"games": [{id, version, adapter, description, seats,
+/// levels, cadence, origin}]}`), which `gaos games --json` prints too.
+pub fn listing(registry: &GameRegistry) -> Value {
     let games = registry.entries().map(|(game, origin)| row(game.as_ref(), origin)).collect();
     wire::value(&GameList { games })
 }

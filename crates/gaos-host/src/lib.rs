@@ -55,5 +55,6 @@ pub use actor::{StreamItem, Subscription};
 pub use answers::Answer;
 pub use clock::HostClock;
 pub use error::HostError;
+pub use games::listing as game_listing;
 pub use host::{Host, HostOptions, StartReport};
 pub use metrics::Metrics;

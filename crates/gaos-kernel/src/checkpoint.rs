@@ -65,11 +65,14 @@ impl KernelCheckpoint {
     pub fn from_value(value: &Value) -> Result<Self, KernelError> {
         let format = value.get("format").and_then(Value::as_str);
         if format != Some(CHECKPOINT_FORMAT) {
-            return Err(malformed(format!("format must be {CHECKPOINT_FORMAT:?}, not {format:?}")));
+            return Err(malformed(format!("format must be {CHECKPOINT_FORMAT:?}, not {}", found(format))));
         }
         let version = value.get("formatVersion").and_then(Value::as_str);
         if version != Some(CHECKPOINT_FORMAT_VERSION) {
-            return Err(malformed(format!("formatVersion must be {CHECKPOINT_FORMAT_VERSION:?}, not {version:?}")));
+            return Err(malformed(format!(
+                "formatVersion must be {CHECKPOINT_FORMAT_VERSION:?}, not {}",
+                found(version)
+            )));
         }
         let Some(recorded) = value.get("integrityDigest").and_then(Value::as_str) else {
             return Err(malformed("integrityDigest must be a string"));
@@ -113,6 +116,11 @@ impl KernelCheckpoint {
     pub fn session_id(&self) -> Option<&str> {
         self.doc.header.get("sessionId").and_then(Value::as_str)
     }
+}
+
+/// A string field as found: quoted, or `missing`.
+fn found(value: Option<&str>) -> String {
+    value.map_or_else(|| "missing".to_owned(), |text| format!("{text:?}"))
 }
 
 fn malformed(message: impl Into<String>) -> KernelError {

@@ -65,7 +65,7 @@ impl SessionResult {
         let map = value.as_object().ok_or_else(|| bad(format!("must be an object, not {}", value.type_name())))?;
         match map.get("sessionId").and_then(Value::as_str) {
             Some(id) if id == session_id => {}
-            other => return Err(bad(format!("is for session {other:?}, not {session_id:?}"))),
+            other => return Err(bad(format!("is for session {}, not {session_id:?}", crate::words::quoted(other)))),
         }
         if map.get("status").and_then(Value::as_str) != Some("finalized") {
             return Err(bad("status must be \"finalized\"".into()));

@@ -42,6 +42,7 @@ pub mod replay_receipts;
 pub mod requests;
 pub mod state;
 pub mod uri;
+pub(crate) mod words;
 
 pub use adopt::{ExistingHead, adopt_existing, existing_head_from_observation};
 pub use answers::{

@@ -12,6 +12,8 @@ use gaos_json::{MAX_SAFE_INTEGER, Map, Value, canonical_json, canonical_sha256_h
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::words::quoted;
+
 /// The schema id every attach receipt carries.
 pub const RECEIPT_SCHEMA: &str = "gaos.session-attach-receipt.v1";
 
@@ -371,8 +373,11 @@ fn verify_items(receipts: &[Result<&Value, String>], links: ReceiptLinks) -> Cha
             }
             Some(prev) => {
                 if session_id != prev.session_id {
-                    problems
-                        .push(format!("receipt {i}: sessionId changed from {:?} to {session_id:?}", prev.session_id));
+                    problems.push(format!(
+                        "receipt {i}: sessionId changed from {} to {}",
+                        quoted(prev.session_id),
+                        quoted(session_id)
+                    ));
                 }
                 if let (Some(seq), Some(prev_seq)) = (sequence, prev.sequence)
                     && Some(seq) != prev_seq.checked_add(1)
@@ -387,10 +392,17 @@ fn verify_items(receipts: &[Result<&Value, String>], links: ReceiptLinks) -> Cha
                 let linked = link.and_then(Value::as_str);
                 match links {
                     ReceiptLinks::Chained if linked.is_none() || linked != prev.receipt_digest => {
-                        problems.push(format!(
-                            "receipt {i}: previousReceiptDigest {linked:?} does not link to the previous receipt {:?}",
-                            prev.receipt_digest
-                        ))
+                        let previous = quoted(prev.receipt_digest);
+                        problems.push(match linked {
+                            Some(linked) => format!(
+                                "receipt {i}: previousReceiptDigest {linked:?} does not link to the previous receipt \
+                                 {previous}"
+                            ),
+                            None => format!(
+                                "receipt {i}: previousReceiptDigest is missing; it must link to the previous receipt \
+                                 {previous}"
+                            ),
+                        })
                     }
                     ReceiptLinks::Unlinked if link.is_some() => {
                         problems.push(format!("receipt {i}: an unlinked receipt must not carry previousReceiptDigest"))

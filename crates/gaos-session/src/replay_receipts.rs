@@ -239,7 +239,7 @@ mod tests {
         assert_eq!(check_replay_receipts(&header(ext), 1), Ok(CarriedReceipts::Verified(2)));
         let chained = replay_attach_extension(&[first, second], ReceiptLinks::Chained).expect("JSON");
         let problems = invalid(check_replay_receipts(&header(chained), 1));
-        assert!(problems[0].starts_with("receipt 1: previousReceiptDigest None does not link"), "{problems:?}");
+        assert!(problems[0].starts_with("receipt 1: previousReceiptDigest is missing; it must link"), "{problems:?}");
     }
 
     #[test]

@@ -8,8 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// The project's own pack, `conformance/` at the repository root.
 pub fn project_conformance_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance");
-    dir.canonicalize().unwrap_or(dir)
+    crate::repository_dir().join("conformance")
 }
 
 /// Every `*.json` in `pack/scripts`, sorted by path.

@@ -1,15 +1,19 @@
-//! Helpers shared by the gaos crates' tests: the shared conformance pack
+//! Helpers shared by the gaos crates' tests: the reference conformance pack
 //! (this module; running scripts against expected outputs in
 //! [`conformance_outputs`]), a real `gaos serve` per test ([`server`]), a raw HTTP/SSE
 //! client for it ([`http`]), game fixtures ([`fixtures`]), the RFC-018
 //! handle gate suite every transport runs ([`handle_gates`]), the README's
 //! runnable sections ([`readme`]), a headless Chromium over WebDriver for
-//! the web pages' tests ([`browser`]), and a real PostgreSQL server for the
-//! PostgreSQL store's and the cluster's tests ([`postgres`]).
+//! the web pages' tests ([`browser`]), a real PostgreSQL server for the
+//! PostgreSQL store's and the cluster's tests ([`postgres`]), and the check
+//! that error messages speak the user's words ([`words`]).
 //!
-//! The pack lives in `../shared` beside the checkout (CI places it there).
-//! `GAOS_SHARED_DIR` overrides the location. A missing pack is a test
-//! failure with a message that says where it was looked for, never a skip.
+//! The reference pack is the repository's copy, `conformance/reference/`
+//! (conformance/REFERENCE.md says where it comes from), so a clone tests
+//! itself with nothing beside it. `GAOS_SHARED_DIR` names another pack (a
+//! directory holding `conformance/`, such as the shared pack `../shared`)
+//! to test against instead. A missing pack is a test failure with a message
+//! that says where it was looked for, never a skip.
 
 pub mod browser;
 pub mod conformance_outputs;
@@ -19,30 +23,33 @@ pub mod http;
 pub mod postgres;
 pub mod readme;
 pub mod server;
+pub mod words;
 
 use std::path::{Path, PathBuf};
 
 use gaos_json::Value;
 
-/// The `shared` directory (contains `conformance/`, `spec/`, `seeds/`).
-pub fn shared_dir() -> PathBuf {
-    let dir = match std::env::var_os("GAOS_SHARED_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+/// The reference conformance pack the tests compare with: `conformance/`
+/// of the pack `GAOS_SHARED_DIR` names, else the repository's copy
+/// `conformance/reference/`.
+pub fn conformance_dir() -> PathBuf {
+    let (dir, source) = match std::env::var_os("GAOS_SHARED_DIR") {
+        Some(shared) => (PathBuf::from(shared).join("conformance"), "GAOS_SHARED_DIR"),
+        None => (repository_dir().join("conformance/reference"), "the repository's copy"),
     };
-    let conformance = dir.join("conformance");
     assert!(
-        conformance.is_dir(),
-        "the shared conformance pack was not found at {} (expected ../shared beside the checkout, \
-         or set GAOS_SHARED_DIR)",
-        conformance.display()
+        dir.join("SCRIPT-FORMAT.md").is_file(),
+        "the reference conformance pack was not found at {} ({source}); restore the copy with \
+         `git checkout -- conformance/reference`, or point GAOS_SHARED_DIR at a pack holding conformance/",
+        dir.display()
     );
     dir.canonicalize().unwrap_or(dir)
 }
 
-/// `shared/conformance`.
-pub fn conformance_dir() -> PathBuf {
-    shared_dir().join("conformance")
+/// The repository's root directory.
+pub fn repository_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    dir.canonicalize().unwrap_or(dir)
 }
 
 /// `shared/conformance/fuzz`: scripts written by the reference's seeded

@@ -53,6 +53,16 @@ def check(condition, message):
         raise Failure(message)
 
 
+# What a tool error must not show a person (crates/gaos-testkit/src/words.rs
+# checks the same in the Rust tests): action ids, Rust debug output, type names.
+INTERNAL_NAMES = re.compile(r"Action \d|Some\(|\bNone\b|\bOk\(|\bErr\(|expected (?:struct|enum) ")
+
+
+def check_users_words(context, text):
+    found = INTERNAL_NAMES.search(text)
+    check(found is None, f"{context}: the message shows the internal name {found and found.group(0)!r} to a person:\n{text}")
+
+
 def env(name):
     value = os.environ.get(name)
     if not value:
@@ -118,6 +128,7 @@ class Seat:
         check(data.get("code") == code, f"{self.name} {tool} {arguments}: code {data.get('code')!r}, not {code!r}:\n{text}")
         check(text.startswith(f"error [{code}]: "), f"{self.name} {tool}: the text names the problem:\n{text}")
         check(data.get("error"), f"{self.name} {tool}: the error carries the host's message: {data}")
+        check_users_words(f"{self.name} {tool} {arguments}", text)
         _, after = await self.ok("observe")
         check(before == after, f"{self.name} {tool} {arguments} changed the game:\n{before}\n{after}")
         return text

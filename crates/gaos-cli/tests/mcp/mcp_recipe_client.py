@@ -31,6 +31,7 @@ Exits 0 when every check holds, 1 with the first failure otherwise.
 import asyncio
 import json
 import os
+import re
 import sys
 from contextlib import AsyncExitStack
 
@@ -49,6 +50,16 @@ class Failure(Exception):
 def check(condition, message):
     if not condition:
         raise Failure(message)
+
+
+# What a tool error must not show a person (crates/gaos-testkit/src/words.rs
+# checks the same in the Rust tests): action ids, Rust debug output, type names.
+INTERNAL_NAMES = re.compile(r"Action \d|Some\(|\bNone\b|\bOk\(|\bErr\(|expected (?:struct|enum) ")
+
+
+def check_users_words(context, text):
+    found = INTERNAL_NAMES.search(text)
+    check(found is None, f"{context}: the message shows the internal name {found and found.group(0)!r} to a person:\n{text}")
 
 
 def env(name):
@@ -81,6 +92,7 @@ class Seat:
         is_error, text, data = await self.call(tool, arguments)
         check(is_error, f"{self.name} {tool} {arguments}: expected a tool error {code}, got:\n{text}")
         check(data.get("code") == code, f"{self.name} {tool} {arguments}: code {data.get('code')!r}, not {code!r}")
+        check_users_words(f"{self.name} {tool} {arguments}", text)
         _, after = await self.ok("observe", {})
         check(before == after, f"{self.name} {tool} {arguments} changed the game:\n{before}\n{after}")
         return text

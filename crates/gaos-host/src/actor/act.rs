@@ -9,6 +9,7 @@ use gaos_json::Value;
 use gaos_kernel::{AnyState, Cadence, DeltaBody, EventBody, Prepared};
 
 use super::SessionActor;
+use super::act_words::SentAt;
 use super::mailbox::{ActRequest, Reply};
 use crate::answers::{Answer, fingerprint, seat_key};
 use crate::envelope::{self, EXT_REJECTIONS, Finalization, Pending};
@@ -20,6 +21,8 @@ use crate::storage::{AnswerKind, StoredAnswer};
 struct PendingAct {
     seat: String,
     submission: gaos_kernel::CommandSubmission,
+    /// Where the seat said it acts, for the words of a refusal.
+    sent: SentAt,
     key: Option<String>,
     request: String,
     stored: Option<StoredAnswer>,
@@ -87,7 +90,7 @@ impl SessionActor {
         for (i, ((p, reply), outcome)) in pending.into_iter().zip(batch.outcomes).enumerate() {
             match outcome {
                 Err(e) => {
-                    let _ = reply.send(Err(from_kernel(e)));
+                    let _ = reply.send(Err(self.refused_act(e, &p.sent, &p.submission)));
                 }
                 Ok(gaos_kernel::IngestOutcome::Accepted(receipt)) => {
                     let answer = match (&batch.prepared, resolving && Some(i) == last_accepted) {
@@ -176,8 +179,9 @@ impl SessionActor {
         // The lease decides first: a refused dispatch is never registered.
         self.dispatch_lease(seat, presented, LeaseOp::Act).await?;
         let submission = gaos_kernel::CommandSubmission::from_value(&body).map_err(|e| from_kernel(e.into()))?;
+        let sent = SentAt::of(&submission);
         let submission = self.level_submission(submission)?;
-        Ok(ActStep::Submit(Box::new(PendingAct { seat: seat.to_owned(), submission, key, request, stored })))
+        Ok(ActStep::Submit(Box::new(PendingAct { seat: seat.to_owned(), submission, sent, key, request, stored })))
     }
 
     /// The pending (or, with nobody awaited, resolved) answer to an accepted
@@ -201,12 +205,12 @@ impl SessionActor {
 
     /// One checked act through the kernel and the store.
     async fn submit_one(&mut self, act: PendingAct) -> Result<Answer, HostError> {
-        let PendingAct { seat, submission, key, request, stored } = act;
+        let PendingAct { seat, submission, sent, key, request, stored } = act;
         let seat = seat.as_str();
         let prepared = match self.kernel.prepare_ingest_and_resolve(&submission) {
             Ok(p) => p,
             Err(e @ gaos_kernel::KernelError::Reducer { .. }) => return Err(self.game_failed(e).await),
-            Err(e) => return Err(from_kernel(e)),
+            Err(e) => return Err(self.refused_act(e, &sent, &submission)),
         };
         if prepared.is_noop() {
             // An exact retry whose answer was not stored: the completing ingest

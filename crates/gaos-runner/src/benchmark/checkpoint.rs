@@ -329,7 +329,8 @@ impl Checkpoint {
         let map = value.as_object().ok_or_else(|| bad("the checkpoint must be a JSON object".into()))?;
         match map.get("schema").and_then(Value::as_str) {
             Some(CHECKPOINT_SCHEMA) => {}
-            other => return Err(bad(format!("schema must be {CHECKPOINT_SCHEMA:?}, found {other:?}"))),
+            Some(other) => return Err(bad(format!("schema must be {CHECKPOINT_SCHEMA:?}, found {other:?}"))),
+            None => return Err(bad(format!("schema must be {CHECKPOINT_SCHEMA:?}, and it is missing"))),
         }
         let agent = map.get("agent").ok_or_else(|| bad("agent is required".into()))?;
         let agent = AgentIdentity {

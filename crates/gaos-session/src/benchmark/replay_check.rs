@@ -99,16 +99,24 @@ fn binding_problems(text: &str, game_id: &str, plan: &EpisodePlan) -> Vec<String
     let id = game.and_then(|g| g.get("id")).and_then(Value::as_str);
     let adapter_id = game.and_then(|g| g.get("adapter")).and_then(|a| a.get("id")).and_then(Value::as_str);
     if id != Some(game_id) && adapter_id != Some(game_id) {
-        reasons.push(format!("the replay plays game {id:?}, not the benchmark's {game_id:?}"));
+        reasons.push(format!("the replay plays game {}, not the benchmark's {game_id:?}", crate::words::quoted(id)));
     }
     let level = header.get("levels").and_then(Value::as_array).and_then(|l| l.first());
     let seed = level.and_then(|l| l.get("seed")).and_then(Value::as_u32);
     if seed != Some(plan.seed) {
-        reasons.push(format!("the replay's level seed is {seed:?}, the plan's seed is {}", plan.seed));
+        reasons.push(format!(
+            "the replay's level seed is {}, the plan's seed is {}",
+            crate::words::shown(seed),
+            plan.seed
+        ));
     }
     let level_id = level.and_then(|l| l.get("id")).and_then(Value::as_str);
     if level_id != Some(plan.task_id.as_str()) {
-        reasons.push(format!("the replay plays level {level_id:?}, not the task's {:?}", plan.task_id));
+        reasons.push(format!(
+            "the replay plays level {}, not the task's {:?}",
+            crate::words::quoted(level_id),
+            plan.task_id
+        ));
     }
     reasons
 }

@@ -195,6 +195,7 @@ pub fn assert_error(response: &Response, status: u16, code: &str) {
     let body = response.json();
     assert_eq!(body["code"], json!(code), "expected code {code}: {body}");
     assert!(body["error"].as_str().is_some_and(|m| !m.is_empty()), "error bodies carry a message: {body}");
+    crate::words::assert_users_words(&format!("a {status} {code} answer"), body["error"].as_str().unwrap_or_default());
 }
 
 /// Poll until `done()` holds, panicking after `limit`.
