@@ -36,6 +36,10 @@ pub(crate) const READS: &[(&str, &[Variable])] = &[
                 "GAOS_OPERATOR_TOKEN",
                 "the operator token; when unset, the one in DATA/operator-token (created on first start)",
             ),
+            var(
+                "GAOS_STORE",
+                "the store when --store is not given: a postgres:// URL makes this host one of a cluster",
+            ),
             LOG,
         ],
     ),

@@ -70,6 +70,23 @@ async fn start(setup: Setup) -> OverHttp {
 
 gaos_testkit::handle_gate_tests!(start);
 
+/// The same gates on a host whose store is PostgreSQL (a one-host cluster:
+/// its writes fenced, its sessions claimed, its clock the database's).
+mod on_postgresql {
+    use super::*;
+
+    async fn start(setup: Setup) -> OverHttp {
+        let url = gaos_testkit::postgres::server().database("gates");
+        let mut flags = vec!["--store", url.as_str(), "--node-id", "gates"];
+        if setup.test_clock {
+            flags.push("--test-clock");
+        }
+        OverHttp { server: TestServer::start_with(GAOS, &flags), tokens: SeatTokens::default() }
+    }
+
+    gaos_testkit::handle_gate_tests!(start);
+}
+
 impl OverHttp {
     fn seat_client(&self, session_id: &str, seat: &str) -> SessionClient {
         let token = self.tokens.get(session_id, seat);

@@ -38,6 +38,37 @@ pub(crate) fn describe(e: &tokio_postgres::Error) -> String {
     }
 }
 
+/// PostgreSQL's `TEXT` cannot hold NUL, which the keys of stored answers
+/// (seat, NUL, submission id) and submission ids may: such columns hold
+/// this reversible escape (`\\` for a backslash, `\0` for NUL).
+pub(crate) fn escape_nul(text: &str) -> String {
+    if !text.contains(['\0', '\\']) {
+        return text.to_owned();
+    }
+    text.replace('\\', "\\\\").replace('\0', "\\0")
+}
+
+/// The text [`escape_nul`] was given.
+pub(crate) fn unescape_nul(text: &str) -> String {
+    if !text.contains('\\') {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('0') => out.push('\0'),
+            Some(other) => out.push(other),
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
 /// A connection to `url` whose driver runs on the current runtime.
 pub(crate) async fn connect(url: &str) -> Result<Client, StoreError> {
     let (client, connection) = tokio_postgres::connect(url, NoTls)
@@ -81,6 +112,15 @@ pub async fn open(url: &str) -> Result<(PgWriter, PgReader), StoreError> {
 #[cfg(test)]
 mod tests {
     use super::redact;
+
+    #[test]
+    fn nul_and_backslash_survive_the_escape() {
+        for text in ["a\0a:0", "plain", "back\\slash\0", "\\0", "\0\0", ""] {
+            let escaped = super::escape_nul(text);
+            assert!(!escaped.contains('\0'), "{escaped:?}");
+            assert_eq!(super::unescape_nul(&escaped), text);
+        }
+    }
 
     #[test]
     fn passwords_never_reach_a_message() {

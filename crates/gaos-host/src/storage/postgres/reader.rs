@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::runtime::Runtime;
 use tokio_postgres::{Client, Row};
 
-use super::{connect, describe};
+use super::{connect, describe, escape_nul, unescape_nul};
 use crate::storage::store::{
     AnswerKind, CredentialRecord, CredentialRole, SessionRecord, SessionStateKey, SessionStatus, StoreError,
     StoreReader, StoredAnswer, StoredCheckpoint, StoredEvent,
@@ -152,7 +152,7 @@ fn answer_row(row: &Row) -> Result<StoredAnswer, StoreError> {
     Ok(StoredAnswer {
         session_id: row.get(0),
         kind: AnswerKind::parse(&kind).ok_or_else(|| unknown("answer kind", &kind))?,
-        key: row.get(2),
+        key: unescape_nul(row.get(2)),
         status: u16::try_from(row.get::<_, i32>(3)).map_err(|_| unknown("answer status", "out of range"))?,
         request: row.get(4),
         body: row.get(5),
@@ -205,7 +205,7 @@ impl StoreReader for PgReader {
         let rows = self.rows(
             "SELECT session_id, kind, key, status, request, body FROM gaos_answers
              WHERE session_id = $1 AND kind = $2 AND key = $3",
-            vec![text(id), text(kind.as_str()), text(key)],
+            vec![text(id), text(kind.as_str()), Param::Text(escape_nul(key))],
         )?;
         rows.first().map(answer_row).transpose()
     }
@@ -253,7 +253,12 @@ impl StoreReader for PgReader {
         let rows = self.rows(
             "SELECT 1 FROM gaos_accepted WHERE session_id = $1 AND participant_id = $2 AND submission_id = $3
              AND transition_revision <= $4",
-            vec![text(id), text(participant), text(submission), Param::Int(floor as i64)],
+            vec![
+                text(id),
+                Param::Text(escape_nul(participant)),
+                Param::Text(escape_nul(submission)),
+                Param::Int(floor as i64),
+            ],
         )?;
         Ok(!rows.is_empty())
     }

@@ -11,7 +11,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Statement};
 
 use super::schema::{CONFLICT, FENCED};
-use super::{connect, describe};
+use super::{connect, describe, escape_nul};
 use crate::storage::store::{StoreError, StoreWriter, WriteBatch, WriteOp};
 
 /// How long a transaction may sit idle before PostgreSQL ends it: a host
@@ -82,7 +82,8 @@ impl Statements {
 /// single-threaded runtime).
 pub struct PgWriter {
     url: String,
-    runtime: Runtime,
+    /// Always set; an `Option` only so `Drop` can shut it down off-thread.
+    runtime: Option<Runtime>,
     connection: Option<(Client, Statements)>,
 }
 
@@ -92,9 +93,13 @@ impl PgWriter {
             .enable_all()
             .build()
             .map_err(|e| StoreError::Backend(format!("cannot start the PostgreSQL writer's runtime: {e}")))?;
-        let mut writer = PgWriter { url: url.to_owned(), runtime, connection: None };
+        let mut writer = PgWriter { url: url.to_owned(), runtime: Some(runtime), connection: None };
         writer.connected()?;
         Ok(writer)
+    }
+
+    fn runtime(&self) -> &Runtime {
+        self.runtime.as_ref().expect("the runtime lives until drop")
     }
 
     /// The connection, made again if it was lost.
@@ -103,7 +108,7 @@ impl PgWriter {
             return Ok(());
         }
         let url = self.url.clone();
-        let made = self.runtime.block_on(async move {
+        let made = self.runtime().block_on(async move {
             let client = connect(&url).await?;
             client
                 .batch_execute(&format!("SET idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION}'"))
@@ -170,7 +175,7 @@ fn statement<'s>(s: &'s Statements, op: &WriteOp, epoch: i64) -> (&'s Statement,
             vec![
                 Box::new(a.session_id.clone()),
                 Box::new(a.kind.as_str()),
-                Box::new(a.key.clone()),
+                Box::new(escape_nul(&a.key)),
                 Box::new(i32::from(a.status)),
                 Box::new(a.request.clone()),
                 Box::new(a.body.clone()),
@@ -201,8 +206,8 @@ fn statement<'s>(s: &'s Statements, op: &WriteOp, epoch: i64) -> (&'s Statement,
             &s.accepted,
             vec![
                 Box::new(session_id.clone()),
-                Box::new(identities.iter().map(|i| i.participant_id.clone()).collect::<Vec<String>>()),
-                Box::new(identities.iter().map(|i| i.submission_id.clone()).collect::<Vec<String>>()),
+                Box::new(identities.iter().map(|i| escape_nul(&i.participant_id)).collect::<Vec<String>>()),
+                Box::new(identities.iter().map(|i| escape_nul(&i.submission_id)).collect::<Vec<String>>()),
                 Box::new(identities.iter().map(|i| i.transition_revision as i64).collect::<Vec<i64>>()),
             ],
         ),
@@ -249,13 +254,24 @@ async fn apply_batch(client: &Client, s: &Statements, batch: &WriteBatch) -> Res
     }
 }
 
+/// The writer may be dropped inside an async runtime (a test, a host that
+/// never started its writer thread): its own runtime must not block there.
+impl Drop for PgWriter {
+    fn drop(&mut self) {
+        self.connection = None;
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
 impl StoreWriter for PgWriter {
     fn apply_group(&mut self, batches: &[WriteBatch]) -> Vec<Result<(), StoreError>> {
         if let Err(e) = self.connected() {
             return batches.iter().map(|_| Err(e.clone())).collect();
         }
         let (client, statements) = self.connection.as_ref().expect("connected above");
-        let outcome = self.runtime.block_on(async {
+        let outcome = self.runtime().block_on(async {
             client.batch_execute("BEGIN").await.map_err(|e| StoreError::Backend(describe(&e)))?;
             let mut results = Vec::with_capacity(batches.len());
             for batch in batches {
@@ -279,7 +295,7 @@ impl StoreWriter for PgWriter {
             Err(e) => {
                 // The connection may be in an unknown state: make it anew.
                 if let Some((client, _)) = &self.connection {
-                    let _rollback = self.runtime.block_on(client.batch_execute("ROLLBACK"));
+                    let _rollback = self.runtime().block_on(client.batch_execute("ROLLBACK"));
                 }
                 self.connection = None;
                 batches.iter().map(|_| Err(e.clone())).collect()
