@@ -226,3 +226,37 @@ async fn a_host_on_postgresql_plays_and_a_reopened_host_rehydrates_the_session()
     assert_eq!(again.observe(&seat("a"), &id).await.expect("observe").body, before);
     assert_eq!(again.transcript(&Caller::Operator, &id).await.expect("transcript"), transcript);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deposed_hosts_act_is_fenced_and_stores_nothing() {
+    let url = postgres::server().database("deposed");
+    let (writer, reader) = gaos_host::storage::postgres::open(&url).await.expect("a PostgreSQL store");
+    let options = HostOptions::new(gaos_games::GameRegistry::builtin());
+    let (host, _) = Host::open(Box::new(writer), Arc::new(reader), "operator", options).await.expect("a host");
+    let created = host.create(&Caller::Operator, json(r#"{"game":"conformance/counter"}"#)).await.expect("created");
+    let id = json(&created.body).get("sessionId").and_then(Value::as_str).expect("an id").to_owned();
+    let act = |seat: &str, revision: u64| {
+        json(&format!(
+            r#"{{"protocol":"gaos.ticks","protocolVersion":"1.0","sessionId":"{id}","tickId":"{id}:{revision}",
+                "revision":{revision},"participantId":"{seat}","submissionId":"{seat}:{revision}","command":{{"n":1}}}}"#
+        ))
+    };
+    let a = Caller::Seat { session_id: id.clone(), seat: "a".into() };
+    assert_eq!(host.act(&a, &id, Presented::default(), act("a", 0)).await.expect("acts").status, 202);
+    let stored = TestPostgres::query(&url, &format!("SELECT count(*) FROM gaos_events WHERE session_id = '{id}'"));
+    // Another host claims the session while this one still holds it in memory.
+    TestPostgres::query(
+        &url,
+        &format!("UPDATE gaos_sessions SET owner = 'elsewhere', epoch = epoch + 1 WHERE id = '{id}'"),
+    );
+    let b = Caller::Seat { session_id: id.clone(), seat: "b".into() };
+    let fenced = host.act(&b, &id, Presented::default(), act("b", 0)).await.expect_err("fenced");
+    assert_eq!(fenced.code, gaos_session::ErrorCode::Fenced, "{fenced}");
+    assert_eq!(
+        TestPostgres::query(&url, &format!("SELECT count(*) FROM gaos_events WHERE session_id = '{id}'")),
+        stored,
+        "nothing of the deposed host's write was stored"
+    );
+    let metrics = host.metrics().render();
+    assert!(metrics.contains("gaos_fenced_writes_total 1"), "{metrics}");
+}

@@ -195,6 +195,19 @@ impl TestServer {
         &self.data_dir
     }
 
+    /// The process id of the running server (to stop and continue it with
+    /// signals in failover tests).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(std::process::Child::id)
+    }
+
+    /// Send `signal` (`STOP`, `CONT`, ...) to the server process.
+    pub fn signal(&self, signal: &str) {
+        let pid = self.pid().expect("the server runs");
+        let status = std::process::Command::new("kill").args([format!("-{signal}"), pid.to_string()]).status();
+        assert!(status.is_ok_and(|s| s.success()), "kill -{signal} {pid} failed");
+    }
+
     /// The last lines the server wrote to stderr (for assertion messages).
     pub fn stderr_tail(&self) -> String {
         let lines = self.stderr.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
