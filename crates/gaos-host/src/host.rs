@@ -520,7 +520,13 @@ impl Host {
         let mut config = parse_create(&body, &game, session_id.clone(), rand::random::<u32>(), now, &bounds)?;
         config.module_sha256 = crate::games::module_sha256(&self.inner.options.registry, game_id);
         retention::check_policy(config.policy.value(), self.inner.options.retention.as_ref())?;
-        config.manifest = bound_manifest(&config, body.get("manifest"), &self.inner.options, &game)?;
+        config.manifest = bound_manifest(
+            &config,
+            body.get("manifest"),
+            &self.inner.options.manifests,
+            &self.inner.options.registry,
+            &game,
+        )?;
         let options = Arc::new(config.kernel_options(&game));
         let kernel = SessionKernel::from_shared(options)
             .map_err(|e| HostError::invalid_request(format!("the game refused this session: {e}")))?;

@@ -10,9 +10,12 @@ mod bodies;
 mod extract;
 mod json_errors;
 mod response;
+mod route_sessions;
 
 pub use extract::BODY_LIMIT;
 pub(crate) use json_errors::{code_for as error_code_for, json_errors};
+pub use route_sessions::NODE_HEADER;
+pub(crate) use route_sessions::{FencedHere, route_sessions};
 
 use gaos_session::ErrorCode;
 use std::convert::Infallible;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::auth::{OperatorTokenSource, operator_token};
+use crate::cluster::SessionHome;
 use crate::cluster::{Cluster, ClusterOptions};
 use crate::connections::{ConnectionLimits, serve_bounded};
 use crate::host::{Host, HostOptions};
@@ -128,10 +129,10 @@ pub async fn serve_with_routes(
     let routes = crate::http::router(host.clone())
         .merge(extra(&host, address))
         .layer(axum::middleware::from_fn(crate::http::json_errors))
-        .layer(axum::middleware::from_fn_with_state(host.clone(), crate::cluster::route_sessions));
+        .layer(axum::middleware::from_fn_with_state(host.clone(), crate::http::route_sessions));
     let pass = tokio::spawn(rehydrate_in_background(host.clone()));
     if let Some(cluster) = host.cluster() {
-        cluster.spawn_background(host.clone());
+        cluster.spawn_background(Arc::new(host.clone()));
     }
     let served = serve_bounded(listener, routes, options.limits, shutdown).await;
     pass.abort();
