@@ -62,12 +62,8 @@ fn every_error_code_a_host_answers_is_listed() {
         .iter()
         .try_fold(&document, |value, key| value.get(key))
         .expect("the known codes");
-    let listed: BTreeSet<&str> = code
-        .as_array()
-        .expect("the known codes")
-        .iter()
-        .map(|c| c.as_str().expect("a code"))
-        .collect();
+    let listed: BTreeSet<&str> =
+        code.as_array().expect("the known codes").iter().map(|c| c.as_str().expect("a code")).collect();
     let hosts: BTreeSet<&str> = gaos_session::ErrorCode::KNOWN
         .iter()
         .filter(|code| code.http_status().is_some())
