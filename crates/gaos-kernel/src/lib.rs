@@ -19,6 +19,7 @@ pub mod protocol;
 pub mod reducer;
 pub mod replay;
 pub mod seed;
+pub mod signing;
 mod view;
 
 pub use action::{ActionTarget, COMMIT_SCHEME, CommitEnvelope, RevealEnvelope, SubmittedAction};
