@@ -33,8 +33,8 @@ mod keys;
 mod records;
 
 pub use crate::replay::model::{
-    CommitMismatchView, InputView, InteractionView, LevelResultView, LevelStatus, LevelView, RecordBody, RecordView,
-    ReplayView, ResolutionView, TimeoutView, TotalsView,
+    ChainFields, CommitMismatchView, InputView, InteractionView, LevelResultView, LevelStatus, LevelView, RecordBody,
+    RecordView, ReplayView, ResolutionView, TimeoutView, TotalsView,
 };
 
 /// `timeoutPolicyRef` of timeouts governed by `header.timeoutPolicy`.
