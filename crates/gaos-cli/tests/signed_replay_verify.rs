@@ -67,5 +67,8 @@ fn signed_text_output_names_seat_and_record() {
         Command::new(env!("CARGO_BIN_EXE_gaos")).args(["replay", "inspect"]).arg(valid).output().expect("run gaos");
     let text = String::from_utf8(inspect.stdout).expect("UTF-8");
     assert!(text.contains("signatures   RFC-010, signed"), "{text}");
-    assert!(text.contains("alice      3 submissions, 3 valid signatures, chain reproduced, policy satisfied"), "{text}");
+    assert!(
+        text.contains("alice      3 submissions, 3 valid signatures, chain reproduced, policy satisfied"),
+        "{text}"
+    );
 }

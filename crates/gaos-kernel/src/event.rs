@@ -131,6 +131,15 @@ pub enum EventBody {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         sig: Option<Value>,
     },
+    /// RFC-010: a seat's periodic signature over its current chain head
+    /// (covers its chained-but-unsigned submissions; not a chain link).
+    SeatSignature {
+        tick: u64,
+        participant_id: String,
+        client_time: u64,
+        prev_chain_hash: String,
+        sig: String,
+    },
 }
 
 impl EventBody {
@@ -143,6 +152,7 @@ impl EventBody {
             EventBody::Extension { .. } => "extension",
             EventBody::Checkpoint { .. } => "checkpoint",
             EventBody::Rejection { .. } => "rejection",
+            EventBody::SeatSignature { .. } => "seat-signature",
         }
     }
 }

@@ -12,6 +12,7 @@ use crate::event::{HeaderCadence, SeedPolicy, SessionHeader};
 use crate::game::{CommandContext, Game, GameRef, TimeoutContext, TimeoutInput};
 use crate::protocol::{TickRate, is_valid_participant_id};
 use crate::reducer::{DynReducer, StateIsolation, TickReducer};
+use crate::signing::Roster;
 
 /// `commandToAction(command, ctx)`.
 pub type CommandMapper =
@@ -175,6 +176,9 @@ pub struct KernelOptions<R: TickReducer> {
     pub limits: SessionLimits,
     /// Absent: `Clone` isolation.
     pub state_isolation: Option<Arc<dyn StateIsolation<R::State>>>,
+    /// RFC-010 signed play: the seat roster (`seatKeys`, recorded with
+    /// `signaturePolicy` in the header). Absent: an unsigned session.
+    pub signing: Option<Roster>,
 }
 
 impl<R: TickReducer + Clone> Clone for KernelOptions<R> {
@@ -196,6 +200,7 @@ impl<R: TickReducer + Clone> Clone for KernelOptions<R> {
             timeout_to_action: self.timeout_to_action.clone(),
             limits: self.limits,
             state_isolation: self.state_isolation.clone(),
+            signing: self.signing.clone(),
         }
     }
 }
@@ -222,8 +227,8 @@ impl<R: TickReducer> KernelOptions<R> {
             seats: self.seats.clone(),
             cadence: self.cadence.header(),
             timeout_policy: None,
-            seat_keys: None,
-            signature_policy: None,
+            seat_keys: self.signing.as_ref().map(Roster::to_value),
+            signature_policy: self.signing.as_ref().map(|_| crate::signing::signature_policy_value()),
             dmath: self.dmath.as_ref().map(Dmath::to_value),
         }
     }
@@ -259,6 +264,13 @@ impl<R: TickReducer> KernelOptions<R> {
                 "dmath.algorithm must be \"{DMATH_ALGORITHM}\", got {:?}",
                 dmath.algorithm
             )));
+        }
+        if let Some(roster) = &self.signing {
+            let named =
+                roster.keys().len() == self.seats.len() && self.seats.iter().all(|seat| roster.key(seat).is_some());
+            if !named {
+                return Err(KernelError::type_error("seatKeys must name every declared session seat exactly once"));
+            }
         }
         if matches!(self.cadence, Cadence::Ticks(_)) && !self.reducer.supports_empty_ticks() {
             return Err(KernelError::type_error("ticks cadence requires a reducer with advance"));
@@ -303,6 +315,7 @@ impl KernelOptions<DynReducer> {
             with_timeout_mapper: false,
             host_time: HostTime::None,
             dmath: None,
+            signing: None,
         }
     }
 }
@@ -322,6 +335,7 @@ pub struct GameOptionsBuilder {
     with_timeout_mapper: bool,
     host_time: HostTime,
     dmath: Option<Dmath>,
+    signing: Option<Roster>,
 }
 
 impl GameOptionsBuilder {
@@ -375,6 +389,13 @@ impl GameOptionsBuilder {
         self
     }
 
+    /// RFC-010 signed play under `roster` (default: unsigned). The roster
+    /// must name every declared seat exactly once (checked at construction).
+    pub fn signing(mut self, roster: Option<Roster>) -> Self {
+        self.signing = roster;
+        self
+    }
+
     pub fn build(self) -> KernelOptions<DynReducer> {
         let game = self.game;
         let mapper_game = Arc::clone(&game);
@@ -406,6 +427,7 @@ impl GameOptionsBuilder {
             timeout_to_action,
             limits: SessionLimits::default(),
             state_isolation: None,
+            signing: self.signing,
         }
     }
 }
@@ -464,6 +486,7 @@ mod tests {
             timeout_to_action: None,
             limits: SessionLimits::default(),
             state_isolation: None,
+            signing: None,
         }
     }
 

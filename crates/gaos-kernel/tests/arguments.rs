@@ -67,6 +67,7 @@ fn kernel(cadence: Cadence) -> SessionKernel<Sum> {
         timeout_to_action: None,
         limits: SessionLimits::default(),
         state_isolation: None,
+        signing: None,
     })
     .expect("valid options")
 }

@@ -245,6 +245,7 @@ fn options<F: Fixture>(isolation: Option<Arc<CountingIsolation<F>>>) -> KernelOp
         timeout_to_action: None,
         limits: SessionLimits::default(),
         state_isolation: isolation.map(|iso| iso as Arc<dyn StateIsolation<F::State>>),
+        signing: None,
     }
 }
 

@@ -302,6 +302,7 @@ mod tests {
             timeout_to_action: None,
             limits: SessionLimits::default(),
             state_isolation: None,
+            signing: None,
         })
         .expect("valid options")
     }

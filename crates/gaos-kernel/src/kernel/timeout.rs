@@ -118,6 +118,9 @@ where
                 }
                 mapped
             }
+            None if self.is_signed() => {
+                return Err(KernelError::conflict("signed sessions require timeoutToAction for timeout transitions"));
+            }
             None => match forced_input {
                 Some(forced @ Value::Object(_)) => forced.clone(),
                 Some(_) => return Err(KernelError::type_error("a timeout's forced input must be an object")),
