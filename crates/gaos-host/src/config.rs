@@ -71,6 +71,8 @@ pub(crate) struct SessionConfig {
     /// The benchmark manifest an official evaluation is bound to
     /// (`manifests.rs`), kept so finalize scores against the same bytes.
     pub manifest: Option<Value>,
+    /// RFC-010 signed play: the kernel header's `seatKeys` (`signing.rs`).
+    pub seat_keys: Option<Value>,
 }
 
 fn bad(message: impl Into<String>) -> HostError {
@@ -117,6 +119,9 @@ impl SessionConfig {
         if let Some(manifest) = &self.manifest {
             m.insert("manifest".into(), manifest.clone());
         }
+        if let Some(keys) = &self.seat_keys {
+            m.insert("seatKeys".into(), keys.clone());
+        }
         Value::Object(m)
     }
 
@@ -154,6 +159,7 @@ impl SessionConfig {
             module_sha256: value.get("moduleSha256").and_then(Value::as_str).map(str::to_owned),
             run: value.get("run").map(RunSpec::from_value).transpose()?,
             manifest: value.get("manifest").cloned(),
+            seat_keys: value.get("seatKeys").cloned(),
         })
     }
 
@@ -196,6 +202,7 @@ impl SessionConfig {
             .seats(self.seats.clone())
             .cadence(self.cadence()?)
             .timeout_mapper(true)
+            .signing(crate::signing::roster(self.seat_keys.as_ref())?)
             .build();
         if let Some(limits) = &self.limits {
             options.limits = SessionLimits::from_value(limits)?;
@@ -270,7 +277,7 @@ pub(crate) fn parse_create(
     bounds: &LeaseBounds,
 ) -> Result<SessionConfig, HostError> {
     let map = body.as_object().ok_or_else(|| bad("the create body must be a JSON object"))?;
-    const KNOWN: [&str; 17] = [
+    const KNOWN: [&str; 19] = [
         "game",
         "requestId",
         "sessionId",
@@ -288,6 +295,8 @@ pub(crate) fn parse_create(
         "lease",
         "run",
         "manifest",
+        "seatKeys",
+        "signaturePolicy",
     ];
     if let Some(key) = map.keys().find(|k| !KNOWN.contains(&k.as_str())) {
         return Err(bad(format!("unknown create field {key:?} (known: {})", KNOWN.join(", "))));
@@ -410,6 +419,7 @@ pub(crate) fn parse_create(
         Some(v) => SessionPolicy::from_value(v).map_err(bad)?,
     };
     let lease_ms = requested_lease_ms(map.get("lease"), bounds).map_err(bad)?;
+    let seat_keys = crate::signing::parse_create_signing(map, &seats, run.is_some())?;
     Ok(SessionConfig {
         session_id,
         game: game.game_ref().id,
@@ -430,5 +440,6 @@ pub(crate) fn parse_create(
         module_sha256: None,
         run,
         manifest: None,
+        seat_keys,
     })
 }

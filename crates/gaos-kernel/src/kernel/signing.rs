@@ -201,10 +201,33 @@ where
         self.options.signing.is_some()
     }
 
-    /// `seat`'s current chain position in a signed session.
+    /// `seat`'s chain position in a signed session: the head its next
+    /// submission names as `prevChainHash` (after its pending intent, when
+    /// it holds one in the open window).
     pub fn chain_position(&self, seat: &str) -> Option<ChainPosition> {
         let chain = self.live.chains.as_ref()?.seat(seat)?;
-        Some(ChainPosition { chain_head: to_base64(&chain.head), submissions: chain.links })
+        let (mut head, mut links) = (chain.head, chain.links);
+        if let Some(intent) = self.live.window.intents.get(seat)
+            && let Ok(claim) =
+                claim_of(intent.client_time.as_ref(), intent.prev_chain_hash.as_ref(), intent.sig.as_ref())
+        {
+            let command = gaos_json::canonical_json(&intent.command);
+            let link = SubmissionLink {
+                session_id: &self.options.session_id,
+                seat,
+                submission_id: &intent.submission_id,
+                cursor: self.live.cursor,
+                tick: self.live.tick,
+                client_time: claim.client_time,
+                canonical_command: &command,
+                prev_chain_hash: &claim.prev_chain_hash,
+            };
+            if let Ok(preimage) = link.preimage() {
+                head = chain_link(&preimage);
+                links += 1;
+            }
+        }
+        Some(ChainPosition { chain_head: to_base64(&head), submissions: links })
     }
 
     /// Ingest step 2 (signed sessions only): the chain fields' shapes, as
