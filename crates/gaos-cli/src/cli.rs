@@ -8,7 +8,8 @@ use clap::{Parser, Subcommand};
 use gaos_games::GameRegistry;
 
 use crate::{
-    bench_cmd, kernel_bench, loadgen, long_bench, mcp_cmd, modules, play_cmd, replay_cmd, serve_cmd, session_cmd,
+    bench_cmd, kernel_bench, keygen_cmd, loadgen, long_bench, mcp_cmd, modules, play_cmd, replay_cmd, serve_cmd,
+    session_cmd,
 };
 
 #[derive(Parser)]
@@ -69,6 +70,8 @@ pub(crate) enum Command {
     },
     /// Serve one seat's tools to an MCP client (an LLM agent) over stdio.
     Mcp(mcp_cmd::McpArgs),
+    /// Write a seat's Ed25519 key pair for signed play (FILE and FILE.pub, the roster entry).
+    Keygen(keygen_cmd::KeygenArgs),
     /// A running host's sessions from a shell: new, act, observe, finalize.
     Session {
         #[command(subcommand)]
@@ -146,6 +149,7 @@ pub(crate) fn dispatch(command: Command, registry: &GameRegistry) -> ExitCode {
         Command::Play(args) => play_cmd::run(args, registry),
         Command::Bench { command } => bench_cmd::run(command, registry),
         Command::Mcp(args) => mcp_cmd::run(args),
+        Command::Keygen(args) => keygen_cmd::run(args),
         Command::Session { command } => session_cmd::run(command),
     }
 }

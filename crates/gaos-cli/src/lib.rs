@@ -21,6 +21,7 @@ mod bench_cmd;
 mod cli;
 mod kernel_bench;
 mod kernel_bench_memory;
+mod keygen_cmd;
 mod loadgen;
 mod long_bench;
 mod mcp_cmd;
