@@ -48,6 +48,10 @@ pub(crate) enum Command {
         /// from the latest checkpoint and finalize/verify are skipped.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         compact_every: Option<u64>,
+        /// RFC-010 signed ingest: every submission carries a chain link and an
+        /// Ed25519 signature the kernel checks (signed before the clock starts).
+        #[arg(long)]
+        signed: bool,
     },
     /// gaos.replay tools: verify and inspect replay files.
     Replay {
@@ -127,8 +131,15 @@ pub(crate) fn dispatch(command: Command, registry: &GameRegistry) -> ExitCode {
                 }
             }
         }
-        Command::KernelBench { transitions, json, game_module, module_limits, compact_every } => {
-            match kernel_bench::run_with(transitions, registry, game_module.as_deref(), &module_limits, compact_every) {
+        Command::KernelBench { transitions, json, game_module, module_limits, compact_every, signed } => {
+            match kernel_bench::run_with(
+                transitions,
+                registry,
+                game_module.as_deref(),
+                &module_limits,
+                compact_every,
+                signed,
+            ) {
                 Ok(report) => {
                     if json {
                         println!("{}", gaos_json::canonical_json(&report.to_json()));

@@ -21,6 +21,7 @@ mod bench_cmd;
 mod cli;
 mod kernel_bench;
 mod kernel_bench_memory;
+mod kernel_bench_signed;
 mod keygen_cmd;
 mod loadgen;
 mod long_bench;
