@@ -179,6 +179,11 @@ pub struct KernelOptions<R: TickReducer> {
     /// RFC-010 signed play: the seat roster (`seatKeys`, recorded with
     /// `signaturePolicy` in the header). Absent: an unsigned session.
     pub signing: Option<Roster>,
+    /// `timeoutPolicy`, recorded in the header. A signed session's must be
+    /// the tick-bounded form `{"mode":"ticks","windowTicks":N}` (ticks
+    /// cadence, a timeout mapper), which the kernel then enforces: an
+    /// incomplete window resolves only by a timeout at `cursor + N`.
+    pub timeout_policy: Option<Value>,
 }
 
 impl<R: TickReducer + Clone> Clone for KernelOptions<R> {
@@ -201,6 +206,7 @@ impl<R: TickReducer + Clone> Clone for KernelOptions<R> {
             limits: self.limits,
             state_isolation: self.state_isolation.clone(),
             signing: self.signing.clone(),
+            timeout_policy: self.timeout_policy.clone(),
         }
     }
 }
@@ -226,7 +232,7 @@ impl<R: TickReducer> KernelOptions<R> {
             seed_policy: self.seed_policy,
             seats: self.seats.clone(),
             cadence: self.cadence.header(),
-            timeout_policy: None,
+            timeout_policy: self.timeout_policy.clone(),
             seat_keys: self.signing.as_ref().map(Roster::to_value),
             signature_policy: self.signing.as_ref().map(|_| crate::signing::signature_policy_value()),
             dmath: self.dmath.as_ref().map(Dmath::to_value),
@@ -270,6 +276,28 @@ impl<R: TickReducer> KernelOptions<R> {
                 roster.keys().len() == self.seats.len() && self.seats.iter().all(|seat| roster.key(seat).is_some());
             if !named {
                 return Err(KernelError::type_error("seatKeys must name every declared session seat exactly once"));
+            }
+        }
+        if let Some(policy) = &self.timeout_policy {
+            if !matches!(policy, Value::Object(_)) {
+                return Err(KernelError::type_error("timeoutPolicy must be an object"));
+            }
+            if self.signing.is_some() {
+                let map = policy.as_object().expect("an object");
+                let bounded = map.len() == 2
+                    && policy.get("mode").and_then(Value::as_str) == Some("ticks")
+                    && policy.get("windowTicks").and_then(Value::as_u64).is_some_and(|w| w > 0);
+                if !bounded {
+                    return Err(KernelError::type_error(
+                        "signed timeoutPolicy must be {\"mode\":\"ticks\",\"windowTicks\": a positive integer}",
+                    ));
+                }
+                if !matches!(self.cadence, Cadence::Ticks(_)) {
+                    return Err(KernelError::type_error("a tick-bounded timeoutPolicy requires ticks cadence"));
+                }
+                if self.timeout_to_action.is_none() {
+                    return Err(KernelError::type_error("a tick-bounded timeoutPolicy requires timeoutToAction"));
+                }
             }
         }
         if matches!(self.cadence, Cadence::Ticks(_)) && !self.reducer.supports_empty_ticks() {
@@ -316,6 +344,7 @@ impl KernelOptions<DynReducer> {
             host_time: HostTime::None,
             dmath: None,
             signing: None,
+            timeout_policy: None,
         }
     }
 }
@@ -336,6 +365,7 @@ pub struct GameOptionsBuilder {
     host_time: HostTime,
     dmath: Option<Dmath>,
     signing: Option<Roster>,
+    timeout_policy: Option<Value>,
 }
 
 impl GameOptionsBuilder {
@@ -389,6 +419,12 @@ impl GameOptionsBuilder {
         self
     }
 
+    /// `timeoutPolicy` (default none); see [`KernelOptions::timeout_policy`].
+    pub fn timeout_policy(mut self, policy: Option<Value>) -> Self {
+        self.timeout_policy = policy;
+        self
+    }
+
     /// RFC-010 signed play under `roster` (default: unsigned). The roster
     /// must name every declared seat exactly once (checked at construction).
     pub fn signing(mut self, roster: Option<Roster>) -> Self {
@@ -428,6 +464,7 @@ impl GameOptionsBuilder {
             limits: SessionLimits::default(),
             state_isolation: None,
             signing: self.signing,
+            timeout_policy: self.timeout_policy,
         }
     }
 }
@@ -487,6 +524,7 @@ mod tests {
             limits: SessionLimits::default(),
             state_isolation: None,
             signing: None,
+            timeout_policy: None,
         }
     }
 

@@ -68,6 +68,7 @@ fn kernel(cadence: Cadence) -> SessionKernel<Sum> {
         limits: SessionLimits::default(),
         state_isolation: None,
         signing: None,
+        timeout_policy: None,
     })
     .expect("valid options")
 }

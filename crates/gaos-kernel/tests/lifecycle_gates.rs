@@ -246,6 +246,7 @@ fn options<F: Fixture>(isolation: Option<Arc<CountingIsolation<F>>>) -> KernelOp
         limits: SessionLimits::default(),
         state_isolation: isolation.map(|iso| iso as Arc<dyn StateIsolation<F::State>>),
         signing: None,
+        timeout_policy: None,
     }
 }
 

@@ -43,9 +43,10 @@ fn options(header: &Value) -> KernelOptions<DynReducer> {
     KernelOptions::builder(&game, text(header, "sessionId"))
         .level(text(level, "id"), field(level, "level").clone())
         .seed(field(header, "seed").as_u32().expect("seed"), policy)
-        .cadence(Cadence::Turns)
+        .cadence(game.cadence())
         .timeout_mapper(true)
         .signing(Some(roster))
+        .timeout_policy(header.get("timeoutPolicy").cloned())
         .build()
 }
 
@@ -95,17 +96,22 @@ fn play(file: &str) -> Result<SessionKernel<DynReducer>, (usize, KernelError)> {
                             kernel.apply_now(prepared)?;
                         }
                     }
+                    let ticks = matches!(kernel.options().cadence, Cadence::Ticks(_));
+                    let target = ticks.then(|| field(record, "tick").as_f64().expect("tick"));
                     let prepared = match timeout.take() {
                         Some(t) => kernel.prepare_timeout(&t, None)?,
-                        None => kernel.prepare_advance(None)?,
+                        None => kernel.prepare_advance(target)?,
                     };
                     kernel.apply_now(prepared).map(drop)
                 }
                 "timeout" => {
                     let participant = record.get("participantId").and_then(Value::as_str);
                     let tick = field(record, "tick").as_u64().expect("tick");
-                    timeout =
-                        Some(TimeoutInput::new(text(record, "timeoutId"), tick, participant, text(record, "reason")));
+                    let mut input =
+                        TimeoutInput::new(text(record, "timeoutId"), tick, participant, text(record, "reason"));
+                    input.timeout_policy_ref =
+                        record.get("timeoutPolicyRef").and_then(Value::as_str).map(str::to_owned);
+                    timeout = Some(input);
                     Ok(())
                 }
                 "seat-signature" => {
@@ -126,7 +132,9 @@ fn play(file: &str) -> Result<SessionKernel<DynReducer>, (usize, KernelError)> {
 
 #[test]
 fn signed_sessions_replay_rehydrate_and_finalize_to_the_reference_bytes() {
-    for file in ["hilo-signed.gaos-replay.jsonl", "counter-signed.gaos-replay.jsonl"] {
+    for file in
+        ["hilo-signed.gaos-replay.jsonl", "counter-signed.gaos-replay.jsonl", "race-deadline-signed.gaos-replay.jsonl"]
+    {
         let kernel = play(file).unwrap_or_else(|(n, e)| panic!("{file}: record {n} refused: {e}"));
         let transcript = kernel.live_transcript();
         let header = transcript.header.to_value();
@@ -161,6 +169,7 @@ fn signed_ingest_refuses_what_the_verifier_would_reject() {
     refused("hilo-signed.chain-fork.gaos-replay.jsonl", 6, "is not seat alice's chain head");
     refused("hilo-signed.roster-key-swapped.gaos-replay.jsonl", 0, "is not seat alice's chain head");
     refused("counter-signed-tier1.gaos-replay.jsonl", 3, "b must sign this submission");
+    refused("race-deadline-signed.wrong-seat-key.gaos-replay.jsonl", 5, "signature of p2's submission p2-t2");
 }
 
 #[test]
@@ -194,6 +203,19 @@ fn signed_sessions_check_shapes_roster_and_timeouts() {
     let timeout = TimeoutInput::new("t", 0, Some("bob"), "elapsed");
     let forced = gaos_kernel::SubmittedAction::new("Action 1");
     assert_eq!(refused(kernel.prepare_timeout(&timeout, Some(&forced))).code(), "conflict");
+    // A signed session's timeout policy is the tick-bounded form, on ticks.
+    let mut options = self::options(header);
+    options.timeout_policy = Some(gaos_json::parse(r#"{"mode":"ticks","windowTicks":2}"#).expect("json"));
+    assert_eq!(refused(SessionKernel::new(options)).code(), "type", "turns cadence cannot be tick-bounded");
+    // Tick-bounded: below the deadline an advance is a no-op, at it a timeout is required.
+    let race = lines("race-deadline-signed.gaos-replay.jsonl");
+    let kernel = SessionKernel::new(self::options(&race[0])).expect("race options");
+    assert_eq!(kernel.next_deadline(), Some(2));
+    let noop = kernel.prepare_advance(Some(1.0)).map(|p| p.events().len()).unwrap_or(usize::MAX);
+    assert_eq!(noop, 0, "nothing resolves before the deadline");
+    assert_eq!(refused(kernel.prepare_advance(Some(2.0))).code(), "not_ready");
+    let early = TimeoutInput::new("t", 1, Some("p2"), "elapsed");
+    assert_eq!(refused(kernel.prepare_timeout(&early, None)).code(), "conflict", "the policy must be named");
     // Periodic signatures need the seat's head and a valid signature.
     let periodic = seat_signature(&records[3]);
     assert_eq!(refused(kernel.prepare_seat_signature(&periodic)).code(), "conflict");

@@ -303,6 +303,7 @@ mod tests {
             limits: SessionLimits::default(),
             state_isolation: None,
             signing: None,
+            timeout_policy: None,
         })
         .expect("valid options")
     }

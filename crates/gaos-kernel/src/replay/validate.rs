@@ -37,8 +37,7 @@ pub use crate::replay::model::{
     RecordView, ReplayView, ResolutionView, TimeoutView, TotalsView,
 };
 
-/// `timeoutPolicyRef` of timeouts governed by `header.timeoutPolicy`.
-pub const TIMEOUT_POLICY_REF: &str = "header.timeoutPolicy";
+pub use crate::game::TIMEOUT_POLICY_REF;
 /// The only `extensions.dmath.algorithm` a replay may declare.
 pub const DMATH_ALGORITHM: &str = crate::dmath::DMATH_ALGORITHM;
 /// `signaturePolicy.scheme` of RFC-010 signed replays.

@@ -70,5 +70,6 @@ pub fn test_kernel_options<R: TickReducer>(session: &str, game: &str, reducer: R
         limits: SessionLimits::default(),
         state_isolation: None,
         signing: None,
+        timeout_policy: None,
     }
 }
