@@ -9,6 +9,9 @@ use crate::error::GameError;
 use crate::options::Cadence;
 use crate::reducer::DynReducer;
 
+/// `timeoutPolicyRef` of timeouts governed by `header.timeoutPolicy`.
+pub const TIMEOUT_POLICY_REF: &str = "header.timeoutPolicy";
+
 /// `{id, version}` of a game's adapter (its reducer implementation).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

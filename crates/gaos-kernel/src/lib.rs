@@ -19,6 +19,7 @@ pub mod protocol;
 pub mod reducer;
 pub mod replay;
 pub mod seed;
+pub mod signing;
 mod view;
 
 pub use action::{ActionTarget, COMMIT_SCHEME, CommitEnvelope, RevealEnvelope, SubmittedAction};
@@ -50,8 +51,8 @@ pub use event::{
 };
 pub use history::{HistoryLookup, MemoryHistory};
 pub use kernel::{
-    AdvanceSummary, CompactRequest, CompactSummary, IngestBatch, IngestOutcome, IngestReceipt, Prepared,
-    PreparedResult, ReceiptStatus, SessionKernel, SessionWarning,
+    AdvanceSummary, ChainPosition, CompactRequest, CompactSummary, IngestBatch, IngestOutcome, IngestReceipt, Prepared,
+    PreparedResult, ReceiptStatus, SeatSignatureInput, SessionKernel, SessionWarning,
 };
 pub use observation::{DeltaBody, DeltaOrigin, ObservationDelta, RejectionNotice, apply_observation_delta};
 pub use options::{Cadence, CommandMapper, GameOptionsBuilder, HostTime, KernelOptions, SessionLimits, TimeoutMapper};

@@ -172,6 +172,8 @@ where
             ));
         }
         let canonical_command = canonical_json(command);
+        // 2. signed sessions: the chain fields' shapes
+        self.check_chain_shape(sub.client_time.as_ref(), sub.prev_chain_hash.as_ref(), sub.sig.as_ref())?;
         // 3. retained receipt
         if let Some(submission_id) = &sub.submission_id {
             let key = identity_key(&sub.participant_id, submission_id);
@@ -209,6 +211,15 @@ where
                 sub.participant_id
             )));
         }
+        // 6b. signed sessions: the seat's chain and the signature
+        let signed = self.check_chain_link(
+            &sub.participant_id,
+            &submission_id,
+            &canonical_command,
+            sub.client_time.as_ref(),
+            sub.prev_chain_hash.as_ref(),
+            sub.sig.as_ref(),
+        )?;
         // 7. action
         let ctx = CommandContext {
             session_id: &self.options.session_id,
@@ -225,6 +236,7 @@ where
             })
         })?;
         self.check_action_commitments(&sub.participant_id, &action)?;
+        self.check_signing_tier(&sub.participant_id, signed, &action)?;
         // 8. game validation
         self.options.reducer.validate_command(&self.live.state, &sub.participant_id, &action).map_err(|e| {
             KernelError::Intent(IntentError {

@@ -113,6 +113,9 @@ where
             last_revision = event.transition_revision;
             let previous = i.checked_sub(1).map(|p| &events[p]);
             self.replay_event(i, event, previous, final_cursor)?;
+            if let Some(chains) = &mut self.live.chains {
+                chains.absorb(&self.options.session_id, &event.body);
+            }
         }
         self.live.transition_revision = last_revision;
         Ok(())
@@ -214,6 +217,16 @@ where
             }
             // Audited as a whole before replay (`validate_timeout_audit`).
             EventBody::Timeout { .. } => Ok(()),
+            EventBody::SeatSignature { tick, participant_id, client_time, prev_chain_hash, sig } => {
+                let input = super::SeatSignatureInput {
+                    participant_id: participant_id.clone(),
+                    tick: *tick,
+                    client_time: *client_time,
+                    prev_chain_hash: prev_chain_hash.clone(),
+                    sig: sig.clone(),
+                };
+                self.prepare_seat_signature(&input).map(drop).map_err(|e| bad(i, e.to_string()))
+            }
         }
     }
 
@@ -247,6 +260,21 @@ where
         let key = identity_key(&seat, &intent.submission_id);
         if self.live.accepted.contains(&key) {
             return Err(bad(i, "a submission identity was accepted twice"));
+        }
+        // A signed session's link is checked as at ingest: fields, head, signature.
+        if self.is_signed() {
+            self.check_chain_shape(intent.client_time.as_ref(), intent.prev_chain_hash.as_ref(), intent.sig.as_ref())
+                .and_then(|()| {
+                    self.check_chain_link(
+                        &seat,
+                        &intent.submission_id,
+                        &canonical,
+                        intent.client_time.as_ref(),
+                        intent.prev_chain_hash.as_ref(),
+                        intent.sig.as_ref(),
+                    )
+                })
+                .map_err(|e| bad(i, e.to_string()))?;
         }
         let ctx = CommandContext {
             session_id: &self.options.session_id,

@@ -62,9 +62,19 @@ pub struct ReplayCheck {
     /// Why the replay does not belong to the episode or could not be
     /// scored (empty: the semantics hold).
     pub reasons: Vec<String>,
+    /// The replay is RFC-010 signed and every seat's signatures verified
+    /// (`accepted-signed`).
+    pub signed: bool,
 }
 
 impl ReplayCheck {
+    /// The signatures fact: `verified` for a signed replay whose every
+    /// seat's chain and signatures check out, `unverified` for an unsigned
+    /// one (a signed replay that fails its check never gets here).
+    pub fn signatures(&self) -> VerificationState {
+        if self.signed { VerificationState::Verified } else { VerificationState::Unverified }
+    }
+
     /// The semantics fact: re-simulated, of this episode, scored.
     pub fn semantics(&self) -> VerificationState {
         VerificationState::from_check(self.reasons.is_empty())
@@ -132,6 +142,7 @@ pub fn check_episode_replay(
     scorer: &dyn ScoringPlugin,
 ) -> Result<ReplayCheck, String> {
     let report = verify_session_replay(text, resolver, &VerifyOptions::default());
+    let signed = report.verdict == gaos_kernel::replay::Verdict::AcceptedSigned;
     if !report.is_accepted() {
         let mut why = format!("replay verification: {}", report.verdict);
         if let Some(stage) = report.stage {
@@ -163,5 +174,5 @@ pub fn check_episode_replay(
             None
         }
     };
-    Ok(ReplayCheck { terminal_outcome: outcome, score, complete, reasons })
+    Ok(ReplayCheck { terminal_outcome: outcome, score, complete, reasons, signed })
 }

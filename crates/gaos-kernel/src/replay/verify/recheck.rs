@@ -60,13 +60,6 @@ impl<'v> Recheck<'v> {
 
     pub(super) fn run(mut self) -> VerifyReport {
         let view = self.view;
-        if view.signed {
-            self.note(
-                "the replay declares RFC-010 seat keys; this verifier does not check signatures, so it is judged as \
-                 an unsigned replay"
-                    .into(),
-            );
-        }
         let mut levels = Vec::with_capacity(view.levels.len());
         for level in &view.levels {
             let start = view.records.partition_point(|r| r.level_index < level.index);
@@ -105,7 +98,7 @@ impl<'v> Recheck<'v> {
         } else {
             (Verdict::AcceptedUnsigned, None, ProblemList::new())
         };
-        VerifyReport { verdict, stage, problems, notes: self.notes, levels, resolutions }
+        VerifyReport { verdict, stage, problems, notes: self.notes, levels, resolutions, signatures: None }
     }
 
     pub(super) fn level(&mut self, level: &'v LevelView, start: usize, records: &'v [RecordView]) -> ReplayedLevel {
