@@ -8,8 +8,8 @@ use clap::{Parser, Subcommand};
 use gaos_games::GameRegistry;
 
 use crate::{
-    bench_cmd, games_cmd, kernel_bench, keygen_cmd, loadgen, long_bench, mcp_cmd, modules, play_cmd, replay_cmd, serve_cmd,
-    session_cmd,
+    bench_cmd, games_cmd, kernel_bench, keygen_cmd, loadgen, long_bench, mcp_cmd, modules, play_cmd, replay_cmd,
+    serve_cmd, session_cmd,
 };
 
 /// `gaos --version`: the crate version and the git commit it was built from

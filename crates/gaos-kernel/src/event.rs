@@ -5,7 +5,7 @@ use gaos_json::{Map, Value};
 use serde::{Deserialize, Serialize};
 
 use crate::action::SubmittedAction;
-use crate::game::GameRef;
+use crate::game_ref::GameRef;
 
 /// `{participantId, submissionId}`: the identity of one accepted submission.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

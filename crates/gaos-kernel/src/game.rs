@@ -1,44 +1,16 @@
 //! Game identity, command/timeout mapping contexts and the [`Game`] trait a
 //! product implements so hosts, runners and verifiers can use it by id.
 
+pub use crate::game_ref::{AdapterRef, GameRef};
 use gaos_json::Value;
-use serde::{Deserialize, Serialize};
 
 use crate::action::SubmittedAction;
+use crate::cadence::Cadence;
 use crate::error::GameError;
-use crate::options::Cadence;
 use crate::reducer::DynReducer;
 
 /// `timeoutPolicyRef` of timeouts governed by `header.timeoutPolicy`.
 pub const TIMEOUT_POLICY_REF: &str = "header.timeoutPolicy";
-
-/// `{id, version}` of a game's adapter (its reducer implementation).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AdapterRef {
-    pub id: String,
-    pub version: String,
-}
-
-/// `ReplayGameRef`: `{id, version, adapter: {id, version}}`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GameRef {
-    pub id: String,
-    pub version: String,
-    pub adapter: AdapterRef,
-}
-
-impl GameRef {
-    /// The conformance convention: version "1", adapter `<id>/reducer` "1".
-    pub fn conventional(id: &str) -> Self {
-        GameRef {
-            id: id.into(),
-            version: "1".into(),
-            adapter: AdapterRef { id: format!("{id}/reducer"), version: "1".into() },
-        }
-    }
-}
 
 /// `CommandContext` passed to `commandToAction` (borrowed: it is built on
 /// every ingest).

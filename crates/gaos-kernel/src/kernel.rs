@@ -54,9 +54,10 @@ use resolve::RejectionRecord;
 
 // Kept at its old path (`kernel::validate_timeout_audit`); defined in audit.rs.
 pub use crate::audit::validate_timeout_audit;
+pub use crate::receipt::{IngestReceipt, ReceiptStatus};
 pub use advance::{AdvanceSummary, SessionWarning};
 pub use checkpoint::{CompactRequest, CompactSummary};
-pub use ingest::{IngestBatch, IngestOutcome, IngestReceipt, ReceiptStatus};
+pub use ingest::{IngestBatch, IngestOutcome};
 pub use prepared::{Prepared, PreparedResult};
 use signing::SeatChains;
 pub use signing::{ChainPosition, SeatSignatureInput};

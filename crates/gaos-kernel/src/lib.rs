@@ -7,15 +7,18 @@
 
 pub mod action;
 mod audit;
+mod cadence;
 pub mod checkpoint;
 pub mod commitment;
 mod digest;
 pub mod dmath;
 pub mod error;
 pub mod game;
+mod game_ref;
 mod hash;
 pub mod history;
 pub mod protocol;
+mod receipt;
 pub mod reducer;
 pub mod replay;
 pub mod seed;

@@ -1,6 +1,7 @@
 //! Kernel construction options and limits (`SessionKernelOptions`,
 //! `SessionLimits`).
 
+pub use crate::cadence::Cadence;
 use std::sync::Arc;
 
 use gaos_json::Value;
@@ -8,9 +9,9 @@ use gaos_json::Value;
 use crate::action::SubmittedAction;
 use crate::dmath::{DMATH_ALGORITHM, Dmath};
 use crate::error::{GameError, KernelError};
-use crate::event::{HeaderCadence, SeedPolicy, SessionHeader};
+use crate::event::{SeedPolicy, SessionHeader};
 use crate::game::{CommandContext, Game, GameRef, TimeoutContext, TimeoutInput};
-use crate::protocol::{TickRate, is_valid_participant_id};
+use crate::protocol::is_valid_participant_id;
 use crate::reducer::{DynReducer, StateIsolation, TickReducer};
 use crate::signing::Roster;
 
@@ -37,39 +38,6 @@ impl std::fmt::Debug for HostTime {
         match self {
             HostTime::None => f.write_str("HostTime::None"),
             HostTime::Provider(_) => f.write_str("HostTime::Provider(..)"),
-        }
-    }
-}
-
-/// Session cadence.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Cadence {
-    /// Resolve per collection window (`prepare_advance()` without target).
-    Turns,
-    /// Fixed tick rate; windows resolve as they are when their tick is advanced.
-    Ticks(TickRate),
-}
-
-impl Cadence {
-    pub fn header(&self) -> HeaderCadence {
-        match self {
-            Cadence::Turns => HeaderCadence::Turns,
-            Cadence::Ticks(rate) => HeaderCadence::Ticks { ticks_per_second: rate.ticks_per_second },
-        }
-    }
-
-    /// Read `{"mode":"turns"}` or `{"mode":"ticks","ticksPerSecond":N}`.
-    pub fn from_value(value: &Value) -> Result<Self, String> {
-        match value.get("mode").and_then(Value::as_str) {
-            Some("turns") => Ok(Cadence::Turns),
-            Some("ticks") => {
-                let tps = value
-                    .get("ticksPerSecond")
-                    .and_then(Value::as_f64)
-                    .ok_or("ticks cadence needs a numeric ticksPerSecond")?;
-                Ok(Cadence::Ticks(TickRate::new(tps)?))
-            }
-            _ => Err("cadence must be {\"mode\":\"turns\"} or {\"mode\":\"ticks\",\"ticksPerSecond\":N}".into()),
         }
     }
 }

@@ -57,8 +57,10 @@ pub mod registry;
 pub mod remote;
 pub mod render;
 pub mod seat;
+pub mod seat_log;
 pub mod server;
 pub mod stdio;
+pub mod tool_output;
 pub mod tools;
 
 pub use error::ToolError;

@@ -109,7 +109,7 @@ pub struct RemoteSeat {
     /// The heartbeat task ([`SeatOptions::keep_alive`]), stopped on drop and
     /// on release.
     heartbeat: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
-    log: crate::recipe::SeatLog,
+    log: crate::seat_log::SeatLog,
 }
 
 impl Drop for RemoteSeat {
@@ -194,7 +194,7 @@ impl RemoteSeat {
             replay_http,
             seat_token,
             heartbeat: std::sync::Mutex::new(None),
-            log: crate::recipe::SeatLog::default(),
+            log: crate::seat_log::SeatLog::default(),
         };
         let mut duration_ms = attached
             .extensions
@@ -314,7 +314,7 @@ impl SeatSession for RemoteSeat {
         Box::pin(async move { self.client().result(self.handle.session_id()).await.map_err(session_error) })
     }
 
-    fn log(&self) -> &crate::recipe::SeatLog {
+    fn log(&self) -> &crate::seat_log::SeatLog {
         &self.log
     }
 

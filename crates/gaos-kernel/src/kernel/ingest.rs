@@ -1,8 +1,8 @@
 //! Ingest: the reference check order of `prepareIngest` (kernel spec
 //! §4.8), batches of ingests and receipts.
 
+use crate::receipt::{IngestReceipt, ReceiptStatus};
 use gaos_json::{Value, canonical_json};
-use serde::{Deserialize, Serialize};
 
 use super::SessionKernel;
 use super::commit::{IngestPatch, Patch};
@@ -15,46 +15,6 @@ use crate::game::CommandContext;
 use crate::options::Cadence;
 use crate::protocol::{CommandSubmission, Intent, PROTOCOL_ID, PROTOCOL_VERSION, validate_intent_submission};
 use crate::reducer::TickReducer;
-
-/// Whether an ingest was taken (`accepted`) or answered from the receipt of
-/// an earlier identical submission (`duplicate`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ReceiptStatus {
-    Accepted,
-    Duplicate,
-}
-
-impl ReceiptStatus {
-    /// `accepted` or `duplicate`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReceiptStatus::Accepted => "accepted",
-            ReceiptStatus::Duplicate => "duplicate",
-        }
-    }
-}
-
-/// `IngestReceipt`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct IngestReceipt {
-    /// `"accepted"` or `"duplicate"`.
-    pub status: ReceiptStatus,
-    pub participant_id: String,
-    pub submission_id: String,
-    pub cursor: u64,
-    pub tick: u64,
-    pub submitted_participants: Vec<String>,
-    pub awaiting_participants: Vec<String>,
-    pub resolved: bool,
-}
-
-impl IngestReceipt {
-    pub fn is_duplicate(&self) -> bool {
-        self.status == ReceiptStatus::Duplicate
-    }
-}
 
 #[derive(Debug, Clone)]
 pub(super) struct StoredReceipt {

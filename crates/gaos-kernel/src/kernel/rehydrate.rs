@@ -15,7 +15,7 @@ use gaos_json::{Value, canonical_json};
 
 use super::SessionKernel;
 use super::derive::Derived;
-use super::ingest::{IngestReceipt, ReceiptStatus, StoredReceipt, identity_key};
+use super::ingest::{StoredReceipt, identity_key};
 use super::resolve::RejectionRecord;
 use crate::action::SubmittedAction;
 use crate::audit::validate_timeout_audit;
@@ -28,6 +28,7 @@ use crate::event::{
 use crate::game::{CommandContext, TimeoutInput};
 use crate::options::KernelOptions;
 use crate::protocol::Intent;
+use crate::receipt::{IngestReceipt, ReceiptStatus};
 use crate::reducer::TickReducer;
 
 /// `eventId == sessionId:transitionRevision:index`, checked without allocating.
