@@ -330,6 +330,8 @@ impl Host {
             .registry
             .get(&config.game)
             .ok_or_else(|| HostError::internal(format!("session {id} uses unknown game {}", config.game)))?;
+        // Everything this session asks of its game stays its own (a module's realm).
+        let game = gaos_kernel::isolated(&game);
         crate::games::check_module(&self.inner.options.registry, id, &config.game, config.module_sha256.as_deref())?;
         let options = Arc::new(config.kernel_options(&game).map_err(HostError::internal)?);
         // Replaying the log is CPU work: off the async workers, so a long
@@ -418,6 +420,7 @@ impl Host {
                 format!("unknown game {game_id:?}; this host serves {}", known.join(", ")),
             )
         })?;
+        let game = gaos_kernel::isolated(&game);
         let session_id = match body.get("sessionId") {
             None => format!("s-{}", hex_encode(&rand::random::<[u8; 8]>())),
             Some(Value::String(id)) if gaos_kernel::protocol::is_valid_participant_id(id) => {
