@@ -190,6 +190,11 @@ impl TestServer {
         &self.operator_token
     }
 
+    /// The server's process id (`None` once killed).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(std::process::Child::id)
+    }
+
     /// The data directory.
     pub fn data_dir(&self) -> &Path {
         &self.data_dir
