@@ -37,6 +37,7 @@ mod receipt_chain;
 mod rehydrate;
 pub mod retention;
 mod startup;
+mod unloadable;
 use create_request::CreateRequest;
 use creator_claim::creator_claim;
 use digest_keys::digest_key_marker;
@@ -273,7 +274,10 @@ impl Host {
             }
             self.inner.metrics.set_session_slots(sessions.len());
         }
-        loaded
+        match loaded {
+            Err(e) if e.code == rehydrate::REHYDRATE_FAILED => Err(self.revoke_unloadable(id, &e).await),
+            loaded => loaded,
+        }
     }
 
     fn revoked_reason(&self, id: &str) -> Option<String> {

@@ -46,7 +46,7 @@ pub(crate) fn frames(registry: &GameRegistry, text: &str) -> Result<String, Fram
     let replay = read_replay(text).map_err(|e| FramesError::Malformed(e.to_string()))?;
     let game = resolve(registry, &replay.game)
         .ok_or_else(|| FramesError::UnknownGame(replay.game.id.clone(), replay.game.adapter.id.clone()))?;
-    let report = verify_replay(text, &|g: &GameRef| resolve(registry, g), &VerifyOptions::default());
+    let report = verify_replay(text, &|g: &GameRef| resolve(registry, g), &VerifyOptions::of_record());
     let reducer = game.reducer();
     let seats = game.seats();
     let view_of = |state: &_| -> Value {

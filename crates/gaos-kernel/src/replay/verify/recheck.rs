@@ -16,11 +16,16 @@ use crate::game::{Game, isolated};
 use crate::replay::format::describe;
 use crate::replay::model::{LevelView, RecordBody, RecordView, ReplayView, ResolutionView};
 use crate::replay::problem::ProblemList;
-use crate::replay::verify::{GameResolver, LevelContext};
+use crate::replay::verify::{GameResolver, LevelContext, VerifyOptions};
 use crate::view::GameStatus;
 
 impl<'v> Recheck<'v> {
-    pub(super) fn new(view: &'v ReplayView, game: Arc<dyn Game>, resolver: &'v dyn GameResolver, strict: bool) -> Self {
+    pub(super) fn new(
+        view: &'v ReplayView,
+        game: Arc<dyn Game>,
+        resolver: &'v dyn GameResolver,
+        options: VerifyOptions,
+    ) -> Self {
         // One replay's re-simulation shares nothing observable with another's
         // (or with a live session of the same game).
         let game = isolated(&game);
@@ -40,7 +45,8 @@ impl<'v> Recheck<'v> {
             game,
             seats,
             sorted_seats,
-            strict,
+            strict: options.strict,
+            checkpoints: options.strict || options.checkpoints,
             problems: ProblemList::new(),
             unverifiable: ProblemList::new(),
             notes: Vec::new(),

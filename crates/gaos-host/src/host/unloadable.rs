@@ -1,0 +1,44 @@
+//! A session whose game no longer reproduces its stored transcript
+//! (`rehydrate_failed`: a game module whose views differ on re-simulation)
+//! is revoked when a request loads it, as the restart pass revokes one it
+//! cannot load: every later call answers `410 revoked` from memory instead
+//! of re-running the game (and a `500 internal`) each time.
+
+use super::Host;
+use crate::error::HostError;
+use crate::lease::LeaseBook;
+use crate::storage::{SessionStateKey, WriteBatch, WriteOp};
+
+/// The reason callers are told: what went wrong in detail names recorded
+/// digests and views of every seat, so it goes to the host's log only.
+const REASON: &str = "rehydrate_failed: the game no longer reproduces this session's transcript";
+
+impl Host {
+    /// Revoke session `id`, which failed to load with `error` (a
+    /// `rehydrate_failed`), durably and in memory; the answer for the caller.
+    pub(super) async fn revoke_unloadable(&self, id: &str, error: &HostError) -> HostError {
+        tracing::error!(session = %id, error = %error.message, "session revoked: it does not rehydrate");
+        let reader = std::sync::Arc::clone(&self.inner.reader);
+        let owned = id.to_owned();
+        let stored = super::blocking(move || reader.load_session_state(&owned)).await.unwrap_or_default();
+        let mut book = stored
+            .into_iter()
+            .find(|(key, _)| *key == SessionStateKey::Leases)
+            .and_then(|(_, text)| LeaseBook::from_json(&text).ok())
+            .unwrap_or_default();
+        book.revoke(REASON, "host");
+        let ops = vec![
+            WriteOp::SessionState { session_id: id.to_owned(), key: SessionStateKey::Leases, value: book.to_json() },
+            WriteOp::SetStatus { session_id: id.to_owned(), status: crate::storage::SessionStatus::Revoked },
+        ];
+        if let Err(e) = self.inner.writer.write(WriteBatch { ops }).await {
+            tracing::error!(session = %id, error = %e, "the revocation could not be stored; it holds until a restart");
+        }
+        self.inner
+            .revoked
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(id.to_owned(), REASON.into());
+        HostError::revoked(REASON)
+    }
+}
