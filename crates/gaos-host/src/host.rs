@@ -246,6 +246,11 @@ impl Host {
         self.inner.credentials.resolve(token)
     }
 
+    /// Changes whenever a token is revoked (a seat token rotated).
+    pub(crate) fn credential_revocations(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.credentials.revocations()
+    }
+
     /// The actor of session `id`, rehydrating it from the store on first use.
     /// An id that is not a live session costs nothing that stays: a
     /// failed load leaves no entry in the session map, and a revoked

@@ -193,6 +193,7 @@ impl SessionActor {
             Err(_) => tracing::error!(session = %self.id, "persisting the revocation timed out"),
         }
         self.publish_lease(&record);
+        self.streams.close_all();
         Ok(Answer::json(200, &wire::value(&wire::Revoked::new(&self.id, reason))))
     }
 
