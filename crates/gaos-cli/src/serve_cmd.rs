@@ -245,7 +245,11 @@ pub fn run(registry: &GameRegistry, args: ServeArgs) -> ExitCode {
         // The web pages (static shells calling the API with the person's token)
         // and their replay-frames route, open to any token of this host.
         let web_host = host.clone();
-        let authorize: gaos_web::Authorize = Arc::new(move |token: &str| web_host.caller(Some(token)).is_ok());
+        let authorize: gaos_web::Authorize = Arc::new(move |token: &str| match web_host.caller(Some(token)) {
+            Ok(Caller::Operator) => Some(gaos_web::TokenRole::Operator),
+            Ok(_) => Some(gaos_web::TokenRole::Participant),
+            Err(_) => None,
+        });
         if let Some(dir) = &bench_reports {
             println!("gaos serve: benchmark reports of {} at http://{address}/bench/", dir.display());
         }

@@ -49,17 +49,6 @@ fn step(server: &TestServer, session: &Session, id: &str, command: Value) -> Res
     act(server.base_url(), session, "solo", &submission(&envelope, "solo", id, command))
 }
 
-/// Peak resident memory of the server process (KiB), from `/proc`.
-fn peak_rss_kib(server: &TestServer) -> u64 {
-    let pid = server.pid().expect("the server runs");
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc/PID/status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM")
-}
-
 #[test]
 fn module_level_state_and_the_prototype_stay_with_their_session_also_after_a_restart() {
     let mut server = serve(&[]);
@@ -100,7 +89,7 @@ fn a_view_sharing_one_array_is_refused_at_the_value_limit_in_bounded_time_and_me
     let server = serve(&["--module-call-ms", "5000"]);
     let session = new_session(&server, 1);
     let other = new_session(&server, 2);
-    let before = peak_rss_kib(&server);
+    let before = server.peak_rss_kib();
     let started = Instant::now();
     // 150 keys x one 60,000-element array: ~0.5 MB in the engine, ~18 MB
     // (and 9 million values) once every reference is read out.
@@ -113,7 +102,7 @@ fn a_view_sharing_one_array_is_refused_at_the_value_limit_in_bounded_time_and_me
         assert!(text.contains(part), "{part:?} in {text}");
     }
     assert!(took < Duration::from_secs(4), "refused while reading, after {took:?}");
-    let grown_mib = (peak_rss_kib(&server).saturating_sub(before)) / 1024;
+    let grown_mib = (server.peak_rss_kib().saturating_sub(before)) / 1024;
     assert!(grown_mib < 200, "the host grew by {grown_mib} MiB reading one answer");
     // Nothing of the failed transition was stored, and others play on.
     let (_, events) = transcript(server.base_url(), server.operator_token(), &session);
