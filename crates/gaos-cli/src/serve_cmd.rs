@@ -139,6 +139,10 @@ pub struct ServeArgs {
     /// when the create request does not carry the manifest.
     #[arg(long = "manifest", value_name = "FILE")]
     pub manifests: Vec<PathBuf>,
+    /// MCP sessions kept at most on /mcp (the oldest is closed first; a
+    /// token holds at most 4, and a session idle for 2 minutes is closed).
+    #[arg(long, default_value_t = gaos_mcp::http::SessionLimits::default().per_host)]
+    pub mcp_max_sessions: usize,
 }
 
 /// `--manifest FILE`s, read and validated, by digest.
@@ -170,7 +174,12 @@ pub fn run(registry: &GameRegistry, args: ServeArgs) -> ExitCode {
         module_limits,
         bench_reports,
         manifests,
+        mcp_max_sessions,
     } = args;
+    if mcp_max_sessions == 0 {
+        eprintln!("gaos serve: --mcp-max-sessions must be at least 1");
+        return ExitCode::from(2);
+    }
     let registry = match crate::modules::with_modules(registry, &game_modules, &game_dirs, &module_limits) {
         Ok(registry) => registry,
         Err(e) => {
@@ -262,6 +271,7 @@ pub fn run(registry: &GameRegistry, args: ServeArgs) -> ExitCode {
         });
         let mut mcp = McpHttpOptions::new(format!("http://{}", loopback(address)), resolve_seat);
         mcp.default_lease_ms = lease_bounds.default_ms;
+        mcp.sessions.per_host = mcp_max_sessions;
         mcp.cancel = mcp_cancel;
         println!("gaos serve: MCP (streamable HTTP) at http://{address}/mcp, a seat token as the bearer");
         println!("gaos serve: web pages at http://{address}/ (watch, play, replay)");

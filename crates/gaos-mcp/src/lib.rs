@@ -57,6 +57,7 @@ pub mod remote;
 pub mod render;
 pub mod seat;
 pub mod server;
+mod sessions;
 pub mod stdio;
 pub mod tools;
 
