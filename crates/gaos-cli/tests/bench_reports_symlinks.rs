@@ -6,32 +6,19 @@
 //! link to somewhere else, publishes nothing.
 
 use std::os::unix::fs::symlink;
-use std::process::Command;
 
+mod bench_support;
+
+use bench_support::one_episode_run;
 use gaos_testkit::http::get;
 use gaos_testkit::server::{TempDir, TestServer};
 
 const GAOS: &str = env!("CARGO_BIN_EXE_gaos");
 
-const MANIFEST: &str = r#"{
-  "schema": "gaos.benchmark-manifest.v1",
-  "benchmark": { "id": "linked-report", "version": "1", "adapter": "gaos/maze" },
-  "tasks": [{ "id": "tiny", "seeds": [1], "episodes": 1, "maxSteps": 60 }],
-  "scoring": { "plugin": "gaos.score.maze", "aggregation": "weighted-mean" },
-  "submission": { "requireSignedSeats": false, "requireCompleteCoverage": true }
-}"#;
-
 #[test]
 fn symbolic_links_out_of_a_run_publish_none_of_the_hosts_secrets() {
     let reports = TempDir::new("gaos-linked-reports");
-    let manifest = reports.path().join("manifest.json");
-    std::fs::write(&manifest, MANIFEST).unwrap();
-    let run = reports.path().join("run1");
-    let ran = Command::new(GAOS)
-        .args(["bench", "run", manifest.to_str().unwrap(), "--out", run.to_str().unwrap()])
-        .output()
-        .expect("gaos bench run");
-    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
+    let run = one_episode_run(GAOS, reports.path(), "run1");
     let server = TestServer::start_with(GAOS, &["--bench-reports", reports.path().to_str().unwrap()]);
     let base = server.base_url().to_owned();
     let secrets =

@@ -16,6 +16,7 @@ pub mod bench_report;
 mod bench_route;
 mod frames;
 mod frames_route;
+mod guard;
 mod pages;
 mod render_route;
 
@@ -25,6 +26,7 @@ use std::sync::Arc;
 use gaos_games::GameRegistry;
 
 pub use assets::{ASSETS, Asset};
+pub use guard::{HostCheck, guarded};
 
 /// What a bearer token is on this host: `None` when it is not one of its
 /// tokens.
@@ -51,6 +53,18 @@ pub struct WebOptions {
     /// `--bench-reports DIR`: serve the benchmark runs in `DIR` under
     /// `/bench/` (read-only, to anyone who reaches the host).
     pub bench_reports: Option<PathBuf>,
+}
+
+/// The application `gaos serve` runs: the host's own routes, other mounts
+/// (the `/mcp` endpoint) and the pages, all behind the [`guarded`] `Host`
+/// check with the security headers on every response.
+pub fn application(
+    host_routes: axum::Router,
+    mounts: axum::Router,
+    options: WebOptions,
+    check: HostCheck,
+) -> axum::Router {
+    guarded(host_routes.merge(mounts).merge(router(options)), check)
 }
 
 /// The router of the pages, assets and the frames route. It has no fallback
