@@ -7,6 +7,12 @@
 //! of a transition of a small game (measured with the counter module); one
 //! walk in Rust over the engine's own objects does all three.
 //!
+//! The walk runs no JavaScript, so neither the engine's memory limit nor its
+//! interrupt handler bounds it, and it copies every reference again (an
+//! array the engine shares under many keys becomes many arrays). So it
+//! charges a [`Budget`] as it goes (bytes of JSON text, about) and looks at
+//! the call's deadline every few hundred values.
+//!
 //! The reader accepts exactly what the prelude's `plain(v, false)` accepts
 //! and nothing more: anything it is not certain of (a function, a class
 //! instance, an unsafe integer, a lone surrogate, deep nesting, where cycles

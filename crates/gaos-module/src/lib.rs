@@ -15,10 +15,16 @@
 //! dynamic `import()`; `TextEncoder`/`TextDecoder`, `structuredClone`,
 //! `atob`/`btoa` and a bounded `console` (to `tracing`, target
 //! `gaos_module::console`) are provided. Each call runs under
-//! [`ModuleLimits::call_time_limit`] and each engine instance under
-//! [`ModuleLimits::memory_limit_bytes`]; crossing either is a
-//! [`gaos_kernel::GameError`] naming the module and the call, and the
-//! instance is replaced.
+//! [`ModuleLimits::call_time_limit`], each engine instance under
+//! [`ModuleLimits::memory_limit_bytes`] and each value read out of it under
+//! [`ModuleLimits::max_value_bytes`]; crossing any is a
+//! [`gaos_kernel::GameError`] naming the module and the call (after a time
+//! or memory limit the instance is replaced).
+//!
+//! Sessions share nothing the module can observe: the built-ins are frozen
+//! before any module code runs, and a game isolated for a session
+//! ([`gaos_kernel::Game::isolate`]) calls its own instance of the module's
+//! files (`realm.rs`).
 //!
 //! Values cross the boundary as JSON text: Rust hands JavaScript canonical
 //! JSON (`JSON.parse`); JavaScript hands back `JSON.stringify` output after
