@@ -441,7 +441,7 @@ impl Game for ModuleGame {
         )
     }
 
-    /// A module instance of its own ([`crate::realm`]): nothing the
+    /// A module instance of its own (a fresh realm, `realm.rs`): nothing the
     /// module's code keeps between calls reaches another session.
     fn isolate(&self) -> Option<Arc<dyn Game>> {
         (self.realm == SHARED).then(|| Arc::new(ModuleGame { realm: fresh_key(), ..self.clone() }) as Arc<dyn Game>)
