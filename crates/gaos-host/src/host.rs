@@ -36,8 +36,8 @@ mod digest_keys;
 mod receipt_chain;
 mod rehydrate;
 pub mod retention;
+mod revocation;
 mod startup;
-mod unloadable;
 use create_request::CreateRequest;
 use creator_claim::creator_claim;
 use digest_keys::digest_key_marker;
@@ -246,11 +246,6 @@ impl Host {
         self.inner.credentials.resolve(token)
     }
 
-    /// Changes whenever a token is revoked (a seat token rotated).
-    pub(crate) fn credential_revocations(&self) -> tokio::sync::watch::Receiver<u64> {
-        self.inner.credentials.revocations()
-    }
-
     /// The actor of session `id`, rehydrating it from the store on first use.
     /// An id that is not a live session costs nothing that stays: a
     /// failed load leaves no entry in the session map, and a revoked
@@ -279,10 +274,7 @@ impl Host {
             }
             self.inner.metrics.set_session_slots(sessions.len());
         }
-        match loaded {
-            Err(e) if e.code == rehydrate::REHYDRATE_FAILED => Err(self.revoke_unloadable(id, &e).await),
-            loaded => loaded,
-        }
+        self.revoke_if_unloadable(id, loaded).await
     }
 
     fn revoked_reason(&self, id: &str) -> Option<String> {
@@ -338,9 +330,8 @@ impl Host {
             .options
             .registry
             .get(&config.game)
+            .map(|game| gaos_kernel::isolated(&game))
             .ok_or_else(|| HostError::internal(format!("session {id} uses unknown game {}", config.game)))?;
-        // Everything this session asks of its game stays its own (a module's realm).
-        let game = gaos_kernel::isolated(&game);
         crate::games::check_module(&self.inner.options.registry, id, &config.game, config.module_sha256.as_deref())?;
         let options = Arc::new(config.kernel_options(&game).map_err(HostError::internal)?);
         // Replaying the log is CPU work: off the async workers, so a long
@@ -429,7 +420,7 @@ impl Host {
                 format!("unknown game {game_id:?}; this host serves {}", known.join(", ")),
             )
         })?;
-        let game = gaos_kernel::isolated(&game);
+        let game = gaos_kernel::isolated(&game); // the session's own (a module's realm)
         let session_id = match body.get("sessionId") {
             None => format!("s-{}", hex_encode(&rand::random::<[u8; 8]>())),
             Some(Value::String(id)) if gaos_kernel::protocol::is_valid_participant_id(id) => {

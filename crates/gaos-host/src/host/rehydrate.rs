@@ -13,7 +13,7 @@ use crate::storage::{StoreReader, StoredCheckpoint, StoredEvent};
 /// The code of a session whose game no longer reproduces its stored
 /// transcript (another result, view or digest on re-simulation): a
 /// non-deterministic game module, or changed rules under the same digest.
-/// The session is revoked, as the restart pass does (`unloadable.rs`).
+/// The session is revoked, as the restart pass does (`revocation.rs`).
 pub(crate) const REHYDRATE_FAILED: &str = "rehydrate_failed";
 
 fn rehydrate_failed(message: String) -> HostError {

@@ -1,10 +1,16 @@
+//! Revocations the host learns of outside a session's actor.
+//!
 //! A session whose game no longer reproduces its stored transcript
 //! (`rehydrate_failed`: a game module whose views differ on re-simulation)
 //! is revoked when a request loads it, as the restart pass revokes one it
 //! cannot load: every later call answers `410 revoked` from memory instead
 //! of re-running the game (and a `500 internal`) each time.
+//!
+//! A revoked token (a rotated seat token) is announced to whatever it
+//! opened earlier: open streams watch [`Host::credential_revocations`]
+//! (`http/stream_auth.rs`).
 
-use super::Host;
+use super::{ActorHandle, Host};
 use crate::error::HostError;
 use crate::lease::LeaseBook;
 use crate::storage::{SessionStateKey, WriteBatch, WriteOp};
@@ -14,9 +20,26 @@ use crate::storage::{SessionStateKey, WriteBatch, WriteOp};
 const REASON: &str = "rehydrate_failed: the game no longer reproduces this session's transcript";
 
 impl Host {
+    /// Changes whenever a token is revoked (a seat token rotated).
+    pub(crate) fn credential_revocations(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.credentials.revocations()
+    }
+
+    /// A load's outcome, a session that does not rehydrate revoked.
+    pub(super) async fn revoke_if_unloadable(
+        &self,
+        id: &str,
+        loaded: Result<ActorHandle, HostError>,
+    ) -> Result<ActorHandle, HostError> {
+        match loaded {
+            Err(e) if e.code == super::rehydrate::REHYDRATE_FAILED => Err(self.revoke_unloadable(id, &e).await),
+            loaded => loaded,
+        }
+    }
+
     /// Revoke session `id`, which failed to load with `error` (a
     /// `rehydrate_failed`), durably and in memory; the answer for the caller.
-    pub(super) async fn revoke_unloadable(&self, id: &str, error: &HostError) -> HostError {
+    async fn revoke_unloadable(&self, id: &str, error: &HostError) -> HostError {
         tracing::error!(session = %id, error = %error.message, "session revoked: it does not rehydrate");
         let reader = std::sync::Arc::clone(&self.inner.reader);
         let owned = id.to_owned();
