@@ -46,6 +46,8 @@ pub enum ReplayCommand {
         #[arg(long)]
         json: bool,
         /// Also require canonical bytes, recompute checkpoint digests and check the kernel's window invariants.
+        /// (With --adapter, checkpoint digests are always recomputed: a game module
+        /// whose views differ on re-simulation is rejected.)
         #[arg(long)]
         strict: bool,
         /// Files verified in parallel (default: available cores).
@@ -77,7 +79,10 @@ pub fn run(command: ReplayCommand, registry: &GameRegistry) -> ExitCode {
                         Some(adapter) => Resolver::Adapter(adapter),
                         None => Resolver::Registry(&registry),
                     };
-                    verify(&resolver, &files, json, strict, jobs.map(usize::from))
+                    // A module's views are only checked through the checkpoint
+                    // digests; a module that keeps state between calls is caught there.
+                    let options = VerifyOptions { strict, checkpoints: !adapters.is_empty() };
+                    verify(&resolver, &files, json, options, jobs.map(usize::from))
                 }
                 Err(e) => {
                     eprintln!("gaos replay verify: {e}");
@@ -148,7 +153,13 @@ enum FileOutcome {
     Checked(VerifyReport),
 }
 
-fn verify(resolve: &Resolver<'_>, files: &[PathBuf], json: bool, strict: bool, jobs: Option<usize>) -> ExitCode {
+fn verify(
+    resolve: &Resolver<'_>,
+    files: &[PathBuf],
+    json: bool,
+    options: VerifyOptions,
+    jobs: Option<usize>,
+) -> ExitCode {
     let pool = match rayon::ThreadPoolBuilder::new().num_threads(jobs.unwrap_or(0)).build() {
         Ok(pool) => pool,
         Err(e) => {
@@ -156,7 +167,6 @@ fn verify(resolve: &Resolver<'_>, files: &[PathBuf], json: bool, strict: bool, j
             return ExitCode::from(2);
         }
     };
-    let options = VerifyOptions { strict };
     let outcomes: Vec<FileOutcome> = pool.install(|| {
         files
             .par_iter()

@@ -35,6 +35,7 @@ mod membership;
 mod receipt_chain;
 mod rehydrate;
 pub mod retention;
+mod revocation;
 mod startup;
 pub use retention::Retention;
 
@@ -255,6 +256,13 @@ impl Host {
     /// failed load leaves no entry in the session map, and a revoked
     /// session is answered from a small map without reading the store.
     pub(crate) async fn session(&self, id: &str) -> Result<ActorHandle, HostError> {
+        let loaded = self.session_as_loaded(id).await;
+        self.revoke_if_unloadable(id, loaded).await
+    }
+
+    /// [`Host::session`] without revoking a session that fails to load
+    /// (the restart pass revokes those itself and reports why).
+    pub(super) async fn session_as_loaded(&self, id: &str) -> Result<ActorHandle, HostError> {
         let existing = self.sessions_read().get(id).cloned();
         // An actor stopped after a failed or fenced write: forget it; the
         // load below asks the store again.

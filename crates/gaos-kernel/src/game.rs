@@ -1,6 +1,8 @@
 //! Game identity, command/timeout mapping contexts and the [`Game`] trait a
 //! product implements so hosts, runners and verifiers can use it by id.
 
+use std::sync::Arc;
+
 pub use crate::game_ref::{AdapterRef, GameRef};
 use gaos_json::Value;
 
@@ -265,4 +267,20 @@ pub trait Game: Send + Sync {
     fn render(&self, _view: &Value, _seat: Option<&str>) -> Option<Result<String, GameError>> {
         None
     }
+
+    /// This game for one session (or one replay, or one request) of its
+    /// own, when calls on behalf of different sessions must not share
+    /// anything the game's code can observe (a game module's module-level
+    /// variables). `None` (the default, and for a game already isolated):
+    /// the game itself serves every session. Use [`isolated`].
+    fn isolate(&self) -> Option<Arc<dyn Game>> {
+        None
+    }
+}
+
+/// `game` for one session of its own ([`Game::isolate`]): every call a
+/// session makes (reducer, mappers, legal actions) goes through the game
+/// this returns, so nothing of it reaches another session's calls.
+pub fn isolated(game: &Arc<dyn Game>) -> Arc<dyn Game> {
+    game.isolate().unwrap_or_else(|| Arc::clone(game))
 }

@@ -32,7 +32,7 @@ pub use error::{
     AdvanceCode, ArgumentCode, CheckpointCode, ConflictCode, GameError, IntentError, IntentErrorCode, KernelError,
     LifecycleCode, ResyncRequired,
 };
-pub use game::{AdapterRef, CommandContext, Game, GameRef, LevelSpec, TimeoutContext, TimeoutInput};
+pub use game::{AdapterRef, CommandContext, Game, GameRef, LevelSpec, TimeoutContext, TimeoutInput, isolated};
 pub use protocol::{
     CommandSubmission, IntentWindow, PROTOCOL_ID, PROTOCOL_VERSION, SessionBinding, TickEnvelope, TickRate,
     make_tick_id,

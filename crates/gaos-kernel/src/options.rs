@@ -401,7 +401,9 @@ impl GameOptionsBuilder {
     }
 
     pub fn build(self) -> KernelOptions<DynReducer> {
-        let game = self.game;
+        // The kernel's reducer and mappers serve this session only
+        // (a game already isolated for it stays as it is).
+        let game = crate::game::isolated(&self.game);
         let mapper_game = Arc::clone(&game);
         let command_to_action: CommandMapper =
             Arc::new(move |command, ctx| mapper_game.command_to_action(command, ctx));

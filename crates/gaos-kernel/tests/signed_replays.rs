@@ -23,7 +23,7 @@ fn every_signed_replay_case_gets_the_reference_verdict() {
         let file = str_field(case, "file");
         let bytes = std::fs::read(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
         for strict in [false, true] {
-            let report = verify_replay(bytes.as_slice(), &resolve, &VerifyOptions { strict });
+            let report = verify_replay(bytes.as_slice(), &resolve, &VerifyOptions { strict, ..Default::default() });
             let label = format!("{file} (strict {strict})");
             assert_eq!(report.verdict.as_str(), str_field(case, "verdict"), "{label}: {:?}", report.problems);
             let stage = case.get("stage").and_then(Value::as_str);

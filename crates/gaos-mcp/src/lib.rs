@@ -59,6 +59,7 @@ pub mod render;
 pub mod seat;
 pub mod seat_log;
 pub mod server;
+mod sessions;
 pub mod stdio;
 pub mod tool_output;
 pub mod tools;

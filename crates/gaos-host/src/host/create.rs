@@ -51,6 +51,7 @@ impl Host {
                 format!("unknown game {game_id:?}; this host serves {}", known.join(", ")),
             )
         })?;
+        let game = gaos_kernel::isolated(&game); // the session's own (a module's realm)
         let session_id = match body.get("sessionId") {
             None => format!("s-{}", hex_encode(&rand::random::<[u8; 8]>())),
             Some(Value::String(id)) if gaos_kernel::protocol::is_valid_participant_id(id) => {

@@ -79,6 +79,7 @@ impl Host {
             .options
             .registry
             .get(&config.game)
+            .map(|game| gaos_kernel::isolated(&game))
             .ok_or_else(|| HostError::internal(format!("session {id} uses unknown game {}", config.game)))?;
         crate::games::check_module(&self.inner.options.registry, id, &config.game, config.module_sha256.as_deref())?;
         let options = Arc::new(config.kernel_options(&game));

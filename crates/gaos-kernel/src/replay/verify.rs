@@ -156,6 +156,20 @@ pub struct VerifyOptions {
     /// Also require canonical bytes, recompute checkpoint digests and check
     /// the kernel's window invariants (what a conforming kernel writes).
     pub strict: bool,
+    /// Recompute every checkpoint record's digest (over every seat's view)
+    /// without the other strict rules: a replay whose views differ on
+    /// re-simulation is rejected, as a game module that keeps state between
+    /// calls would make it. The verifiers of record (benchmark verification,
+    /// official evaluation, the replay viewer, `replay verify --adapter`)
+    /// set it; the reference verifier does not look at checkpoints.
+    pub checkpoints: bool,
+}
+
+impl VerifyOptions {
+    /// The options of a verifier of record: checkpoint digests compared.
+    pub fn of_record() -> VerifyOptions {
+        VerifyOptions { strict: false, checkpoints: true }
+    }
 }
 
 /// What to verify: file bytes, text, or an artifact already in memory.
@@ -438,7 +452,7 @@ fn verify_view(
             wanted.adapter.version
         ));
     }
-    Recheck::new(view, game, resolver, options.strict).run().with_signatures(signatures, signed)
+    Recheck::new(view, game, resolver, *options).run().with_signatures(signatures, signed)
 }
 
 fn number(x: Option<f64>) -> String {
@@ -519,6 +533,8 @@ struct Recheck<'v> {
     seats: Vec<String>,
     sorted_seats: Vec<String>,
     strict: bool,
+    /// Compare checkpoint digests ([`VerifyOptions::checkpoints`]; strict does too).
+    checkpoints: bool,
     problems: ProblemList,
     unverifiable: ProblemList,
     notes: Vec<String>,

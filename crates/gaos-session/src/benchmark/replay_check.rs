@@ -4,7 +4,8 @@
 //! episode scored.
 //!
 //! The replay must be accepted by the kernel's verifier (re-simulated with
-//! the game the resolver finds; any attach receipts it carries verify), belong to the episode (the benchmark's
+//! the game the resolver finds, checkpoint digests recomputed; any attach
+//! receipts it carries verify), belong to the episode (the benchmark's
 //! game, the plan's seed and the task's level) and end in a terminal
 //! result; the score is the manifest's plugin applied to the re-simulated
 //! terminal outcome, never to a carried one.
@@ -141,7 +142,9 @@ pub fn check_episode_replay(
     resolver: &dyn GameResolver,
     scorer: &dyn ScoringPlugin,
 ) -> Result<ReplayCheck, String> {
-    let report = verify_session_replay(text, resolver, &VerifyOptions::default());
+    // Checkpoint digests too: a game (module) whose views differ on
+    // re-simulation does not get a verified score.
+    let report = verify_session_replay(text, resolver, &VerifyOptions::of_record());
     let signed = report.verdict == gaos_kernel::replay::Verdict::AcceptedSigned;
     if !report.is_accepted() {
         let mut why = format!("replay verification: {}", report.verdict);
