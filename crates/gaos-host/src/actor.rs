@@ -51,7 +51,7 @@ pub use crate::wire::SeatState;
 pub use checkpoints::DEFAULT_CHECKPOINT_EVERY;
 pub(crate) use checkpoints::StoreHistory;
 pub(crate) use episodes::{Episodes, ResetMark, rehydrate_run};
-pub use mailbox::{ActorHandle, Command, SessionSummary};
+pub use mailbox::{ActCall, ActorHandle, Command, SessionSummary};
 pub(crate) use persist::fence_of;
 pub use streams::{StreamItem, Subscription};
 
@@ -252,18 +252,11 @@ impl SessionActor {
             tokio::select! {
                 biased;
                 command = priority.recv(), if priority_open => match command {
-                    Some(command) => self.handle(command).await,
+                    Some(command) => self.handle(command, &mut rx).await,
                     None => priority_open = false,
                 },
                 command = rx.recv() => match command {
-                    Some(Command::Act { seat, presented, body, reply }) => {
-                        let (acts, other) = mailbox::take_act_batch(&mut rx, mailbox::ActRequest { seat, presented, body, reply }).await;
-                        self.act_many(acts).await;
-                        if let Some(command) = other {
-                            self.handle(command).await;
-                        }
-                    }
-                    Some(command) => self.handle(command).await,
+                    Some(command) => self.handle(command, &mut rx).await,
                     None => break,
                 },
                 _ = sleep_opt(sleep), if sleep.is_some() => self.on_timer().await,

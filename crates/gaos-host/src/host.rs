@@ -10,7 +10,7 @@ use gaos_games::GameRegistry;
 use gaos_json::Value;
 use tokio::sync::OnceCell;
 
-use crate::actor::{ActorHandle, Command, Subscription};
+use crate::actor::{ActCall, ActorHandle, Command, Subscription};
 use crate::answers::Answer;
 use crate::auth::{Caller, Credentials, new_token, token_hash};
 use crate::clock::HostClock;
@@ -338,7 +338,7 @@ impl Host {
             ));
         }
         let handle = self.session(id).await?;
-        handle.ask(|reply| Command::Act { seat, presented, body, reply }).await
+        handle.ask(|reply| Command::Act(ActCall { seat, presented, body, reply })).await
     }
 
     /// `POST /v1/sessions/{id}/attach`.

@@ -1,26 +1,27 @@
 //! Acts: the host's checks of a submission (seat, session, exact retry,
-//! lease), then the kernel and the store, one act at a time or a batch of
-//! acts that arrived together in one durable write.
+//! lease), then the kernel and the store. One path serves one act and the
+//! acts that arrived together (`SessionActor::act`): one kernel batch, one
+//! durable write, each caller its own answer.
 
 use gaos_session::ErrorCode;
 use std::sync::Arc;
 
 use gaos_json::Value;
-use gaos_kernel::{AnyState, Cadence, DeltaBody, EventBody, Prepared};
+use gaos_kernel::{AnyState, Cadence, CommandSubmission, DeltaBody, EventBody, IngestOutcome, KernelError, Prepared};
 
 use super::SessionActor;
 use super::act_words::SentAt;
-use super::mailbox::{ActRequest, Reply};
+use super::mailbox::{ActCall, Reply};
 use crate::answers::{Answer, fingerprint, seat_key};
 use crate::envelope::{self, EXT_REJECTIONS, Finalization, Pending};
 use crate::error::{HostError, from_kernel};
 use crate::lease::{LeaseOp, Presented};
 use crate::storage::{AnswerKind, StoredAnswer};
 
-/// An act that passed the host's checks, ready for the kernel.
-struct PendingAct {
+/// An act that passed the host's checks, ready for the kernel (its
+/// submission travels beside it, so a batch hands the kernel a slice).
+struct CheckedAct {
     seat: String,
-    submission: gaos_kernel::CommandSubmission,
     /// Where the seat said it acts, for the words of a refusal.
     sent: SentAt,
     key: Option<String>,
@@ -28,74 +29,95 @@ struct PendingAct {
     stored: Option<StoredAnswer>,
 }
 
+type PendingAct = (CheckedAct, Reply<Answer>);
+
 enum ActStep {
     Answered(Answer),
-    Submit(Box<PendingAct>),
+    Submit(Box<(CheckedAct, CommandSubmission)>),
 }
 
 impl SessionActor {
-    pub(super) async fn act(&mut self, seat: &str, presented: &Presented, body: Value) -> Result<Answer, HostError> {
-        match self.act_precheck(seat, presented, body).await? {
-            ActStep::Answered(answer) => Ok(answer),
-            ActStep::Submit(pending) => self.submit_one(*pending).await,
+    /// Every act goes through here, one or several: acts that arrived
+    /// together are checked one by one (seat, session, exact retry, lease),
+    /// then prepared as consecutive transitions of one kernel batch and made
+    /// durable in one write (the ingests of a window and its resolution),
+    /// exactly as if they had been handled one after the other; each caller
+    /// gets its own answer.
+    pub(super) async fn act(&mut self, calls: Vec<ActCall>) {
+        let mut pending = Vec::with_capacity(calls.len());
+        let mut submissions = Vec::with_capacity(calls.len());
+        for call in calls {
+            match self.act_precheck(&call.seat, &call.presented, call.body).await {
+                Ok(ActStep::Submit(checked)) => {
+                    let (act, submission) = *checked;
+                    pending.push((act, call.reply));
+                    submissions.push(submission);
+                }
+                Ok(ActStep::Answered(answer)) => {
+                    let _ = call.reply.send(Ok(answer));
+                }
+                Err(e) => {
+                    let _ = call.reply.send(Err(e));
+                }
+            }
+        }
+        let later = self.submit(pending, submissions).await;
+        // Exact retries in a batch of several, and submissions after the
+        // resolution it completed: one at a time, once the batch is committed.
+        for (act, submission) in later {
+            let rest = self.submit(vec![act], vec![submission]).await;
+            debug_assert!(rest.is_empty(), "a lone submission is always answered");
         }
     }
 
-    /// Several acts that arrived together: checked one by one, then prepared
-    /// as consecutive transitions of one kernel batch and made durable in one
-    /// write (the ingests of a window and its resolution), exactly as if
-    /// they had been handled one after the other.
-    pub(super) async fn act_many(&mut self, acts: Vec<ActRequest>) {
-        let mut pending: Vec<(PendingAct, Reply<Answer>)> = Vec::with_capacity(acts.len());
-        for act in acts {
-            match self.act_precheck(&act.seat, &act.presented, act.body).await {
-                Ok(ActStep::Submit(p)) => pending.push((*p, act.reply)),
-                Ok(ActStep::Answered(answer)) => {
-                    let _ = act.reply.send(Ok(answer));
-                }
-                Err(e) => {
-                    let _ = act.reply.send(Err(e));
-                }
-            }
-        }
-        if pending.len() == 1 {
-            let (p, reply) = pending.pop().expect("one act");
-            let answer = self.submit_one(p).await;
-            let _ = reply.send(answer);
-            return;
-        }
+    /// Checked acts through the kernel and the store. Returns the acts to
+    /// submit again once this batch is committed (only from a batch of
+    /// several: a lone exact retry is answered here).
+    async fn submit(
+        &mut self,
+        pending: Vec<PendingAct>,
+        submissions: Vec<CommandSubmission>,
+    ) -> Vec<(PendingAct, CommandSubmission)> {
         if pending.is_empty() {
-            return;
+            return Vec::new();
         }
-        let subs: Vec<gaos_kernel::CommandSubmission> = pending.iter().map(|(p, _)| p.submission.clone()).collect();
-        let batch = match self.kernel.prepare_ingest_batch(&subs) {
+        let alone = pending.len() == 1;
+        let batch = match self.kernel.prepare_ingest_batch(&submissions) {
             Ok(batch) => batch,
-            Err(e) => {
-                let error = match e {
-                    e @ gaos_kernel::KernelError::Reducer { .. } => self.game_failed(e).await,
-                    e => from_kernel(e),
-                };
+            Err(e @ KernelError::Reducer { .. }) => {
+                let error = self.game_failed(e).await;
                 for (_, reply) in pending {
                     let _ = reply.send(Err(error.clone()));
                 }
-                return;
+                return Vec::new();
+            }
+            Err(e) => {
+                for ((act, reply), submission) in pending.into_iter().zip(&submissions) {
+                    let _ = reply.send(Err(self.refused_act(e.clone(), &act.sent, submission)));
+                }
+                return Vec::new();
             }
         };
         let resolving = batch.prepared.as_ref().is_some_and(|p| p.summary().is_some());
-        let last_accepted =
-            batch.outcomes.iter().rposition(|o| matches!(o, Ok(gaos_kernel::IngestOutcome::Accepted(_))));
+        let last_accepted = batch.outcomes.iter().rposition(|o| matches!(o, Ok(IngestOutcome::Accepted(_))));
         let mut ready: Vec<(Answer, Reply<Answer>)> = Vec::new();
-        let mut later: Vec<(PendingAct, Reply<Answer>)> = Vec::new();
+        let mut later = Vec::new();
         let mut ops = Vec::new();
-        for (i, ((p, reply), outcome)) in pending.into_iter().zip(batch.outcomes).enumerate() {
+        for (i, (((act, reply), submission), outcome)) in
+            pending.into_iter().zip(submissions).zip(batch.outcomes).enumerate()
+        {
             match outcome {
-                Err(e) => {
-                    let _ = reply.send(Err(self.refused_act(e, &p.sent, &p.submission)));
+                Err(e @ KernelError::Reducer { .. }) => {
+                    let error = self.game_failed(e).await;
+                    let _ = reply.send(Err(error));
                 }
-                Ok(gaos_kernel::IngestOutcome::Accepted(receipt)) => {
+                Err(e) => {
+                    let _ = reply.send(Err(self.refused_act(e, &act.sent, &submission)));
+                }
+                Ok(IngestOutcome::Accepted(receipt)) => {
                     let answer = match (&batch.prepared, resolving && Some(i) == last_accepted) {
-                        (Some(prepared), true) => self.resolved_answer_after(&p.seat, prepared),
-                        _ => match self.pending_answer(&p.seat, &receipt) {
+                        (Some(prepared), true) => self.resolved_answer_after(&act.seat, prepared),
+                        _ => match self.pending_answer(&act.seat, &receipt) {
                             Ok(answer) => answer,
                             Err(e) => {
                                 let _ = reply.send(Err(e));
@@ -103,13 +125,17 @@ impl SessionActor {
                             }
                         },
                     };
-                    let key = p.key.as_deref().expect("an accepted submission has an id");
-                    ops.push(self.answer_op(AnswerKind::Act, key, &p.request, &answer));
+                    let key = act.key.as_deref().expect("an accepted submission has an id");
+                    ops.push(self.answer_op(AnswerKind::Act, key, &act.request, &answer));
                     ready.push((answer, reply));
                 }
-                // Exact retries and submissions after the resolution: the
-                // one-by-one path, once the batch is committed.
-                Ok(_) => later.push((p, reply)),
+                Ok(IngestOutcome::Duplicate(_)) if alone => {
+                    let answer = self.answer_exact_retry(&act).await;
+                    let _ = reply.send(answer);
+                }
+                // Exact retries and submissions after the resolution, once
+                // the batch is committed.
+                Ok(_) => later.push(((act, reply), submission)),
             }
         }
         if let Some(prepared) = batch.prepared {
@@ -129,10 +155,39 @@ impl SessionActor {
                 }
             }
         }
-        for (p, reply) in later {
-            let answer = self.submit_one(p).await;
-            let _ = reply.send(answer);
+        later
+    }
+
+    /// An exact retry the kernel answered from its receipt whose answer
+    /// was not stored: the completing ingest was persisted but its
+    /// resolution (which carries the answer) was not, after a crash or a
+    /// storage failure. Resolve the window now if that is still owed, and
+    /// store the answer given now, so every later retry gets these bytes.
+    async fn answer_exact_retry(&mut self, act: &CheckedAct) -> Result<Answer, HostError> {
+        self.resolve_ready_window().await;
+        let turns = self.config.cadence == Cadence::Turns;
+        if turns && self.kernel.window().is_complete() && !self.kernel.is_terminal() {
+            return Err(HostError::unavailable("the complete window could not be resolved yet; retry"));
         }
+        // Answered before (to the first copy, or to a retry that differed
+        // only in fields the kernel ignores): keep the first answer.
+        let stored = match (&act.stored, &act.key) {
+            (Some(stored), _) => Some(stored.clone()),
+            (None, Some(key)) => self.stored_act_answer(key).await,
+            (None, None) => None,
+        };
+        if let Some(stored) = stored {
+            return Ok(Answer { status: stored.status, body: stored.body });
+        }
+        let answer = self
+            .observe(Some(&act.seat))
+            .map(|a| if a.status == 202 { a } else { Answer { status: 200, body: a.body } })?;
+        if let Some(key) = &act.key {
+            let op = self.answer_op(AnswerKind::Act, key, &act.request, &answer);
+            self.persist(vec![op.clone()]).await?;
+            self.remember([op]);
+        }
+        Ok(answer)
     }
 
     /// Checks of an act before the kernel sees it: seat and session of the
@@ -181,7 +236,8 @@ impl SessionActor {
         let submission = gaos_kernel::CommandSubmission::from_value(&body).map_err(|e| from_kernel(e.into()))?;
         let sent = SentAt::of(&submission);
         let submission = self.level_submission(submission)?;
-        Ok(ActStep::Submit(Box::new(PendingAct { seat: seat.to_owned(), submission, sent, key, request, stored })))
+        let act = CheckedAct { seat: seat.to_owned(), sent, key, request, stored };
+        Ok(ActStep::Submit(Box::new((act, submission))))
     }
 
     /// The pending (or, with nobody awaited, resolved) answer to an accepted
@@ -201,67 +257,6 @@ impl SessionActor {
             };
             Answer::json(202, &envelope::envelope(&self.id, self.revision(), tick, Some(pending), ext))
         })
-    }
-
-    /// One checked act through the kernel and the store.
-    async fn submit_one(&mut self, act: PendingAct) -> Result<Answer, HostError> {
-        let PendingAct { seat, submission, sent, key, request, stored } = act;
-        let seat = seat.as_str();
-        let prepared = match self.kernel.prepare_ingest_and_resolve(&submission) {
-            Ok(p) => p,
-            Err(e @ gaos_kernel::KernelError::Reducer { .. }) => return Err(self.game_failed(e).await),
-            Err(e) => return Err(self.refused_act(e, &sent, &submission)),
-        };
-        if prepared.is_noop() {
-            // An exact retry whose answer was not stored: the completing ingest
-            // was persisted but its resolution (which carries the answer) was
-            // not, after a crash or a storage failure. Resolve the window now if
-            // that is still owed, and store the answer given now, so every
-            // later retry gets these bytes.
-            let mut prepared = prepared;
-            self.kernel
-                .commit(&mut prepared)
-                .map_err(|e| HostError::internal(format!("completing a no-op transition failed: {e}")))?;
-            self.resolve_ready_window().await;
-            let turns = self.config.cadence == Cadence::Turns;
-            if turns && self.kernel.window().is_complete() && !self.kernel.is_terminal() {
-                return Err(HostError::unavailable("the complete window could not be resolved yet; retry"));
-            }
-            // Answered before (to the first copy, or to a retry that differed
-            // only in fields the kernel ignores): keep the first answer.
-            let stored = match (stored, &key) {
-                (Some(stored), _) => Some(stored),
-                (None, Some(key)) => self.stored_act_answer(key).await,
-                (None, None) => None,
-            };
-            if let Some(stored) = stored {
-                return Ok(Answer { status: stored.status, body: stored.body });
-            }
-            let answer = self
-                .observe(Some(seat))
-                .map(|a| if a.status == 202 { a } else { Answer { status: 200, body: a.body } })?;
-            if let Some(key) = key {
-                let op = self.answer_op(AnswerKind::Act, &key, &request, &answer);
-                self.persist(vec![op.clone()]).await?;
-                self.remember([op]);
-            }
-            return Ok(answer);
-        }
-        let receipt = prepared.receipt().cloned().expect("ingest yields a receipt");
-        let key = key.expect("an accepted submission has an id");
-        // An ingest that completed a turns window carries its resolution: one
-        // durable write holds both transitions and the answer.
-        let answer = if prepared.summary().is_some() {
-            self.resolved_answer_after(seat, &prepared)
-        } else {
-            self.pending_answer(seat, &receipt)?
-        };
-        let op = self.answer_op(AnswerKind::Act, &key, &request, &answer);
-        let mut ops = vec![op.clone()];
-        ops.extend(self.lease_op_if_due());
-        self.run_transition(prepared, ops).await?;
-        self.remember([op]);
-        Ok(answer)
     }
 
     /// The resolved envelope `seat` will see once `advance` commits.

@@ -195,7 +195,8 @@ impl SessionActor {
                 }
             }
             Err(e @ gaos_kernel::KernelError::Reducer { .. }) => {
-                let _ = self.game_failed(e).await;
+                let revoked = self.game_failed(e).await;
+                tracing::warn!(session = %self.id, error = %revoked, "resolving a ready window met failing game code");
             }
             Err(e) => tracing::error!(session = %self.id, error = %e, "a ready window could not be resolved"),
         }

@@ -36,12 +36,9 @@ pub enum Command {
         seat: Option<String>,
         reply: Reply<Answer>,
     },
-    Act {
-        seat: String,
-        presented: Presented,
-        body: Value,
-        reply: Reply<Answer>,
-    },
+    /// `POST /actions`; acts queued right behind each other are handled
+    /// together (`take_act_batch`).
+    Act(ActCall),
     Attach {
         seat: String,
         presented: Presented,
@@ -161,8 +158,9 @@ impl ActorHandle {
     }
 }
 
-/// One act command, for batching.
-pub(super) struct ActRequest {
+/// One act: the seat, the lease it presented, its body and where its
+/// answer goes.
+pub struct ActCall {
     pub seat: String,
     pub presented: Presented,
     pub body: Value,
@@ -177,8 +175,8 @@ const ACT_BATCH: usize = 64;
 /// other command met, which must be handled right after the batch.
 pub(super) async fn take_act_batch(
     rx: &mut mpsc::Receiver<Command>,
-    first: ActRequest,
-) -> (Vec<ActRequest>, Option<Command>) {
+    first: ActCall,
+) -> (Vec<ActCall>, Option<Command>) {
     let mut acts = vec![first];
     if rx.is_empty() {
         // Let request tasks that are already running (the other seats of a
@@ -188,7 +186,7 @@ pub(super) async fn take_act_batch(
     }
     while acts.len() < ACT_BATCH {
         match rx.try_recv() {
-            Ok(Command::Act { seat, presented, body, reply }) => acts.push(ActRequest { seat, presented, body, reply }),
+            Ok(Command::Act(call)) => acts.push(call),
             Ok(command) => return (acts, Some(command)),
             Err(_) => break,
         }
@@ -199,8 +197,10 @@ pub(super) async fn take_act_batch(
 /// Answer `command` with `error` (an actor that stopped).
 pub(super) fn refuse(command: Command, error: HostError) {
     match command {
+        Command::Act(ActCall { reply, .. }) => {
+            let _ = reply.send(Err(error));
+        }
         Command::Observe { reply, .. }
-        | Command::Act { reply, .. }
         | Command::Attach { reply, .. }
         | Command::Reset { reply, .. }
         | Command::Lease { reply, .. }
@@ -230,7 +230,10 @@ pub(super) fn refuse(command: Command, error: HostError) {
 }
 
 impl SessionActor {
-    pub(super) async fn handle(&mut self, command: Command) {
+    /// Handle one command; an act takes the acts queued right behind it
+    /// from `mailbox` along (one kernel batch, one durable write) and then
+    /// handles the other command it met there.
+    pub(super) async fn handle(&mut self, command: Command, mailbox: &mut mpsc::Receiver<Command>) {
         match command {
             Command::Observe { seat, reply } => {
                 let answer = match &self.leases.revoked {
@@ -239,9 +242,12 @@ impl SessionActor {
                 };
                 let _ = reply.send(answer);
             }
-            Command::Act { seat, presented, body, reply } => {
-                let answer = self.act(&seat, &presented, body).await;
-                let _ = reply.send(answer);
+            Command::Act(first) => {
+                let (acts, next) = take_act_batch(mailbox, first).await;
+                self.act(acts).await;
+                if let Some(next) = next {
+                    Box::pin(self.handle(next, mailbox)).await;
+                }
             }
             Command::Attach { seat, presented, body, reply } => {
                 let answer = self.attach(&seat, &presented, body).await;
@@ -312,12 +318,12 @@ mod tests {
 
     fn act(seat: &str) -> (Command, oneshot::Receiver<Result<Answer, HostError>>) {
         let (reply, wait) = oneshot::channel();
-        (Command::Act { seat: seat.into(), presented: Presented::default(), body: Value::Null, reply }, wait)
+        (Command::Act(ActCall { seat: seat.into(), presented: Presented::default(), body: Value::Null, reply }), wait)
     }
 
-    fn request(command: Command) -> ActRequest {
+    fn request(command: Command) -> ActCall {
         match command {
-            Command::Act { seat, presented, body, reply } => ActRequest { seat, presented, body, reply },
+            Command::Act(call) => call,
             _ => unreachable!("an act"),
         }
     }

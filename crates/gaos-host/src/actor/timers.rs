@@ -76,7 +76,8 @@ impl SessionActor {
                     }
                 }
                 Err(e @ gaos_kernel::KernelError::Reducer { .. }) => {
-                    let _ = self.game_failed(e).await;
+                    let revoked = self.game_failed(e).await;
+                    tracing::warn!(session = %self.id, error = %revoked, "a scheduled tick met failing game code");
                 }
                 Err(e) => tracing::error!(session = %self.id, error = %e, "a scheduled tick was refused"),
             }
@@ -111,7 +112,8 @@ impl SessionActor {
                 }
             }
             Err(e @ gaos_kernel::KernelError::Reducer { .. }) => {
-                let _ = self.game_failed(e).await;
+                let revoked = self.game_failed(e).await;
+                tracing::warn!(session = %self.id, error = %revoked, "a turn timeout met failing game code");
             }
             Err(e) => tracing::warn!(session = %self.id, error = %e, "a turn timeout was refused"),
         }

@@ -124,7 +124,11 @@ fn migrate(conn: &Connection) -> Result<(), StoreError> {
     }
     steps.push_str(&format!("PRAGMA user_version = {SCHEMA_VERSION};\nCOMMIT;"));
     conn.execute_batch(&steps).map_err(|e| {
-        let _ = conn.execute_batch("ROLLBACK");
+        // The upgrade failed: its error is the one to report; a failed
+        // rollback leaves the transaction to die with the connection.
+        if let Err(rollback) = conn.execute_batch("ROLLBACK") {
+            tracing::warn!(error = %rollback, "rolling back a failed schema upgrade failed");
+        }
         StoreError::Backend(format!("cannot upgrade the database schema to version {SCHEMA_VERSION}: {e}"))
     })
 }
@@ -418,7 +422,10 @@ impl StoreWriter for SqliteWriter {
             results.push(outcome);
         }
         if let Err(err) = run_cached(&self.conn, "COMMIT") {
-            let _ = self.conn.execute_batch("ROLLBACK");
+            // Every batch of the group fails with the commit's error.
+            if let Err(rollback) = self.conn.execute_batch("ROLLBACK") {
+                tracing::warn!(error = %rollback, "rolling back a failed group commit failed");
+            }
             return batches.iter().map(|_| Err(err.clone())).collect();
         }
         results
