@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use gaos_games::GameRegistry;
 use gaos_host::auth::Caller;
 use gaos_host::lease::Presented;
+use gaos_host::requests::{ActRequest, CreateRequest};
 use gaos_host::{Host, HostOptions};
 use gaos_json::Value;
 
@@ -131,6 +132,10 @@ fn at<'a>(value: &'a Value, path: &[&str]) -> Option<&'a Value> {
     path.iter().try_fold(value, |v, key| v.get(key))
 }
 
+fn create_request(text: &str) -> Result<CreateRequest, String> {
+    CreateRequest::from_value(json(text)).map_err(|e| e.message)
+}
+
 fn json(text: &str) -> Value {
     gaos_json::parse(text).expect("the bench's own JSON")
 }
@@ -143,7 +148,7 @@ async fn ticks_bench(data: &Path, ticks: u64, checkpoint_every: u64) -> Result<(
     let host = gaos_host::handle::open_local_host(data, options(checkpoint_every)).await.map_err(|e| e.message)?;
     let create = r#"{"game":"conformance/counter","level":{"rounds":1000000000},
         "cadence":{"mode":"ticks","ticksPerSecond":20}}"#;
-    let created = host.create(&Caller::Operator, json(create)).await.map_err(|e| e.message)?;
+    let created = host.create(&Caller::Operator, create_request(create)?).await.map_err(|e| e.message)?;
     let id = at(&json(&created.body), &["sessionId"]).and_then(Value::as_str).ok_or("no sessionId")?.to_owned();
     println!("20 Hz ticks session {id}, {ticks} ticks, checkpoint every {checkpoint_every} transitions");
     println!("{:>8} | {:>9} | {:>8} | {:>10}", "ticks", "RSS MiB", "round", "ticks/s");
@@ -156,7 +161,7 @@ async fn ticks_bench(data: &Path, ticks: u64, checkpoint_every: u64) -> Result<(
         // A seat acts now and then, so the log holds intents too.
         if done % 10 == 0 {
             let observed = host.observe(&seat, &id).await.map_err(|e| e.message)?;
-            act_on(&host, &seat, &id, &observed.body).await;
+            act_on(&host, &seat, &id, &observed.body).await?;
         }
         if done % 10_000 == 0 || done == ticks {
             let observed = json(&host.observe(&seat, &id).await.map_err(|e| e.message)?.body);
@@ -174,19 +179,23 @@ async fn ticks_bench(data: &Path, ticks: u64, checkpoint_every: u64) -> Result<(
     Ok(())
 }
 
-/// Submit `{"n":1}` at the window an observation names (errors ignored:
-/// a tick may close the window first).
-async fn act_on(host: &Host, seat: &Caller, id: &str, observation: &str) {
+/// Submit `{"n":1}` at the window an observation names. A refusal is
+/// expected (a tick may close the window first); a host that cannot store
+/// the act is not.
+async fn act_on(host: &Host, seat: &Caller, id: &str, observation: &str) -> Result<(), String> {
     let envelope = json(observation);
     let tick_id = at(&envelope, &["binding", "tickId"]).and_then(Value::as_str);
     let revision = at(&envelope, &["binding", "revision"]).and_then(Value::as_u64);
-    let (Some(tick_id), Some(revision)) = (tick_id, revision) else { return };
-    let Caller::Seat { seat: name, .. } = seat else { return };
+    let (Some(tick_id), Some(revision)) = (tick_id, revision) else { return Ok(()) };
+    let Caller::Seat { seat: name, .. } = seat else { return Ok(()) };
     let body = format!(
         r#"{{"protocol":"gaos.ticks","protocolVersion":"1.0","sessionId":"{id}","tickId":"{tick_id}","revision":{revision},
             "participantId":"{name}","submissionId":"{name}:{revision}","command":{{"n":1}}}}"#
     );
-    let _ = host.act(seat, id, Presented::default(), json(&body)).await;
+    match host.act(seat, id, Presented::default(), ActRequest::from_value(json(&body))).await {
+        Err(refused) if refused.status.is_server_error() => Err(refused.message),
+        _ => Ok(()),
+    }
 }
 
 /// A session to probe after the restart: its id and seat `a`'s token.
@@ -209,7 +218,10 @@ async fn build_database(data: &Path, events: u64, sessions: u64, checkpoint_ever
     let mut token = String::new();
     for _ in 0..sessions {
         let created = host
-            .create(&Caller::Operator, json(r#"{"game":"conformance/counter","level":{"rounds":1000000000}}"#))
+            .create(
+                &Caller::Operator,
+                create_request(r#"{"game":"conformance/counter","level":{"rounds":1000000000}}"#)?,
+            )
             .await
             .map_err(|e| e.message)?;
         let answer = json(&created.body);
@@ -236,7 +248,8 @@ async fn build_database(data: &Path, events: u64, sessions: u64, checkpoint_ever
                         r#"{{"protocol":"gaos.ticks","protocolVersion":"1.0","sessionId":"{id}","tickId":"{id}:{revision}",
                             "revision":{revision},"participantId":"{name}","submissionId":"{name}:{revision}","command":{{"n":1}}}}"#
                     );
-                    host.act(&caller, &id, Presented::default(), json(&body)).await.map_err(|e| e.message)?;
+                    let request = ActRequest::from_value(json(&body));
+                    host.act(&caller, &id, Presented::default(), request).await.map_err(|e| e.message)?;
                 }
             }
             Ok::<_, String>(())

@@ -157,7 +157,17 @@ fn a_batch_of_ingests_equals_committing_them_one_by_one() {
             // After the window resolved: left for later.
             submission(&batched, "alice", &format!("late-{round}"), r#"{"card":0}"#),
         ];
-        let batch = batched.prepare_ingest_batch(&subs).expect("no game failure");
+        // Odd rounds hand the kernel the commands' canonical JSON, as a host
+        // that read each body once does: the same batch either way.
+        let canonical: Vec<String> =
+            subs.iter().map(|s| gaos_json::canonical_json(s.command.as_ref().expect("a command"))).collect();
+        let canonical: Vec<Option<&str>> = canonical.iter().map(|c| Some(c.as_str())).collect();
+        let batch = if round % 2 == 1 {
+            batched.prepare_ingest_batch_canonical(&subs, &canonical)
+        } else {
+            batched.prepare_ingest_batch(&subs)
+        }
+        .expect("no game failure");
         assert!(matches!(batch.outcomes[0], Ok(IngestOutcome::Accepted(_))));
         assert_eq!(batch.outcomes[1].as_ref().unwrap_err().code(), "illegal_command");
         assert!(

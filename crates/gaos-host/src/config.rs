@@ -4,13 +4,11 @@
 use std::sync::Arc;
 
 use gaos_json::{Map, Value};
-use gaos_kernel::protocol::is_valid_participant_id;
 use gaos_kernel::signing::Roster;
 use gaos_kernel::{Cadence, DynReducer, Game, KernelOptions, SeedPolicy, SessionLimits};
 use gaos_session::policy::SessionPolicy;
 use serde::{Deserialize, Serialize};
 
-use crate::error::HostError;
 use crate::run_spec::RunSpec;
 
 /// How attach receipts are issued.
@@ -91,10 +89,6 @@ pub(crate) struct SessionConfig {
     /// RFC-010 signed play: the kernel header's `seatKeys` (`signing.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "stored_opt")]
     pub seat_keys: Option<Roster>,
-}
-
-fn bad(message: impl Into<String>) -> HostError {
-    HostError::invalid_request(message)
 }
 
 /// A type stored in the configuration through its own JSON reading and
@@ -285,188 +279,4 @@ impl LeaseBounds {
         }
         Ok(ms)
     }
-}
-
-/// The duration a create/attach `lease` field asks for: `None` when absent
-/// or `{}` (the host default), the checked `durationMs` otherwise.
-pub(crate) fn requested_lease_ms(lease: Option<&Value>, bounds: &LeaseBounds) -> Result<Option<u64>, String> {
-    let Some(lease) = lease else { return Ok(None) };
-    let map = lease.as_object().ok_or("lease must be an object like {\"durationMs\": N}")?;
-    if let Some(key) = map.keys().find(|k| k.as_str() != "durationMs") {
-        return Err(format!("unknown lease field {key:?} (known: durationMs)"));
-    }
-    match map.get("durationMs") {
-        None => Ok(None),
-        Some(v) => {
-            let ms = v.as_u64().ok_or("lease.durationMs must be a non-negative integer")?;
-            bounds.check(ms).map(Some)
-        }
-    }
-}
-
-/// Parse and validate a create request body against the game registry.
-pub(crate) fn parse_create(
-    body: &Value,
-    game: &Arc<dyn Game>,
-    session_id: String,
-    generated_seed: u32,
-    now_ms: i64,
-    bounds: &LeaseBounds,
-) -> Result<SessionConfig, HostError> {
-    let map = body.as_object().ok_or_else(|| bad("the create body must be a JSON object"))?;
-    const KNOWN: [&str; 19] = [
-        "game",
-        "requestId",
-        "sessionId",
-        "levelId",
-        "levelVersion",
-        "level",
-        "seats",
-        "participantId",
-        "seed",
-        "cadence",
-        "timeouts",
-        "receipts",
-        "policy",
-        "limits",
-        "lease",
-        "run",
-        "manifest",
-        "seatKeys",
-        "signaturePolicy",
-    ];
-    if let Some(key) = map.keys().find(|k| !KNOWN.contains(&k.as_str())) {
-        return Err(bad(format!("unknown create field {key:?} (known: {})", KNOWN.join(", "))));
-    }
-    let run = match map.get("run") {
-        None => None,
-        Some(_) if map.contains_key("levelId") || map.contains_key("level") => {
-            return Err(bad("a create names its levels either in run.levels or in levelId/level, not both"));
-        }
-        Some(v) => Some(RunSpec::parse_request(v, game.as_ref()).map_err(bad)?),
-    };
-    let levels = game.levels();
-    let first = run.as_ref().map(|r| r.levels[0].clone());
-    let (level_id, level_version, level) = match (map.get("levelId"), map.get("level")) {
-        _ if first.is_some() => {
-            let first = first.expect("checked");
-            (first.id, first.version, first.level)
-        }
-        (Some(id), Some(level)) => {
-            let id = id.as_str().filter(|s| !s.is_empty()).ok_or_else(|| bad("levelId must be a non-empty string"))?;
-            (id.to_owned(), map.get("levelVersion").cloned(), level.clone())
-        }
-        (None, Some(level)) => ("custom".to_owned(), map.get("levelVersion").cloned(), level.clone()),
-        (Some(id), None) => {
-            let id = id.as_str().ok_or_else(|| bad("levelId must be a string"))?;
-            let spec = levels.iter().find(|l| l.id == id).ok_or_else(|| {
-                let known: Vec<&str> = levels.iter().map(|l| l.id.as_str()).collect();
-                bad(format!("game {} has no level {id:?} (levels: {})", game.game_ref().id, known.join(", ")))
-            })?;
-            (spec.id.clone(), spec.version.clone(), spec.level.clone())
-        }
-        (None, None) => {
-            let spec = levels.first().ok_or_else(|| bad("the game ships no default level; pass level"))?;
-            (spec.id.clone(), spec.version.clone(), spec.level.clone())
-        }
-    };
-    if let Some(v) = &level_version
-        && !matches!(v, Value::String(_) | Value::Number(_))
-    {
-        return Err(bad("levelVersion must be a string or a number"));
-    }
-    let seats: Vec<String> = match map.get("seats") {
-        None => game.seats(),
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|s| s.as_str().map(str::to_owned).ok_or_else(|| bad("seats must be strings")))
-            .collect::<Result<_, _>>()?,
-        Some(_) => return Err(bad("seats must be an array of seat ids")),
-    };
-    if seats.is_empty() {
-        return Err(bad("a session needs at least one seat"));
-    }
-    for (i, seat) in seats.iter().enumerate() {
-        if !is_valid_participant_id(seat) {
-            return Err(bad(format!("seat id {seat:?} must match ^[A-Za-z0-9_.:@-]{{1,128}}$")));
-        }
-        if seats[..i].contains(seat) {
-            return Err(bad(format!("seat {seat:?} is declared twice")));
-        }
-    }
-    let creator = match map.get("participantId") {
-        None => seats[0].clone(),
-        Some(Value::String(s)) if seats.contains(s) => s.clone(),
-        Some(_) => return Err(bad(format!("participantId must be one of the seats ({})", seats.join(", ")))),
-    };
-    let seed = match map.get("seed") {
-        None => generated_seed,
-        Some(v) => v.as_u32().ok_or_else(|| bad("seed must be an integer in 0..=4294967295"))?,
-    };
-    let cadence = match map.get("cadence") {
-        // A request that names no cadence gets the one the game offers.
-        None => game.cadence(),
-        Some(v) => Cadence::from_value(v).map_err(bad)?,
-    };
-    let limits = map.get("limits").map(SessionLimits::from_value).transpose().map_err(bad)?;
-    let timeouts = match map.get("timeouts") {
-        None => None,
-        Some(t) => {
-            let t = t.as_object().ok_or_else(|| bad("timeouts must be an object like {\"turnMs\": 30000}"))?;
-            if let Some(key) = t.keys().find(|k| k.as_str() != "turnMs") {
-                return Err(bad(format!("unknown timeouts field {key:?} (known: turnMs)")));
-            }
-            let ms = t
-                .get("turnMs")
-                .and_then(Value::as_u64)
-                .filter(|ms| (100..=86_400_000).contains(ms))
-                .ok_or_else(|| bad("timeouts.turnMs must be an integer between 100 and 86400000"))?;
-            if !game.has_timeout_mapper() {
-                return Err(bad(format!(
-                    "game {} has no timeout mapper, so the host cannot play for a seat whose turn times out",
-                    game.game_ref().id
-                )));
-            }
-            if cadence != Cadence::Turns {
-                return Err(bad("timeouts.turnMs applies to turns cadence; ticks sessions advance on their own"));
-            }
-            Some(Timeouts { turn_ms: ms })
-        }
-    };
-    let receipts = match map.get("receipts") {
-        None => None,
-        Some(v) => Some(
-            v.as_str()
-                .and_then(ReceiptMode::parse)
-                .ok_or_else(|| bad("receipts must be \"chained\" or \"unlinked\""))?,
-        ),
-    };
-    let policy = match map.get("policy") {
-        None => SessionPolicy::host_default(),
-        Some(v) => SessionPolicy::from_value(v).map_err(bad)?,
-    };
-    let lease_ms = requested_lease_ms(map.get("lease"), bounds).map_err(bad)?;
-    let seat_keys = crate::signing::parse_create_signing(map, &seats, run.is_some())?;
-    Ok(SessionConfig {
-        session_id,
-        game: game.game_ref().id,
-        level_id,
-        level_version,
-        level,
-        seed,
-        seed_policy: SeedPolicy::Explicit,
-        seats,
-        creator,
-        cadence,
-        limits,
-        timeouts,
-        receipts,
-        policy,
-        created_at_ms: now_ms,
-        lease_ms,
-        module_sha256: None,
-        run,
-        manifest: None,
-        seat_keys,
-    })
 }

@@ -50,6 +50,7 @@ use crate::envelope::EXT_CREDENTIALS;
 use crate::error::HostError;
 use crate::host::{Host, HostOptions};
 use crate::lease::{LeaseOp, Presented};
+use crate::requests::{ActRequest, CreateRequest, FinalizeRequest, LeaseRequest, ResetRequest};
 
 /// Longest a change wait blocks on the host's stream before the caller
 /// looks again (a safety net; changes normally wake it at once).
@@ -135,15 +136,15 @@ impl SessionTransport for InProcessTransport {
     fn submit<'a>(&'a self, submission: &'a CommandSubmission) -> BoxFuture<'a, Result<Observation, SessionError>> {
         Box::pin(async move {
             let id = submission.session_id.as_str();
-            let body = submission.to_value();
-            let answer = match self.host.act(&self.caller, id, self.presented(), body.clone()).await {
+            let request = ActRequest::from_submission(submission);
+            let answer = match self.host.act(&self.caller, id, self.presented(), request.clone()).await {
                 Err(e) if e.code == ErrorCode::LeaseExpired && self.holds_lease() => {
                     // Lease spec rule 8: renew, then resend the identical submission once.
                     self.host
-                        .lease(&self.caller, id, self.presented(), LeaseOp::Renew, None)
+                        .lease(&self.caller, id, self.presented(), LeaseRequest::new(LeaseOp::Renew))
                         .await
                         .map_err(session_error)?;
-                    self.host.act(&self.caller, id, self.presented(), body).await
+                    self.host.act(&self.caller, id, self.presented(), request).await
                 }
                 other => other,
             }
@@ -154,7 +155,8 @@ impl SessionTransport for InProcessTransport {
 
     fn finalize<'a>(&'a self, session_id: &'a str, request: &'a Value) -> BoxFuture<'a, Result<Value, SessionError>> {
         Box::pin(async move {
-            let answer = self.host.finalize(&self.caller, session_id, request.clone()).await.map_err(session_error)?;
+            let request = FinalizeRequest::from_value(request.clone()).map_err(session_error)?;
+            let answer = self.host.finalize(&self.caller, session_id, request).await.map_err(session_error)?;
             parse_answer(&answer)
         })
     }
@@ -166,16 +168,9 @@ impl SessionTransport for InProcessTransport {
         revision: u64,
     ) -> BoxFuture<'a, Result<Observation, SessionError>> {
         Box::pin(async move {
-            let mut body = gaos_json::Map::new();
-            if let Some(seed) = seed {
-                body.insert("seed".into(), seed.into());
-            }
-            body.insert("revision".into(), revision.into());
-            let answer = self
-                .host
-                .reset(&self.caller, session_id, self.presented(), Value::Object(body))
-                .await
-                .map_err(session_error)?;
+            let request = ResetRequest::new(seed, Some(revision));
+            let answer =
+                self.host.reset(&self.caller, session_id, self.presented(), request).await.map_err(session_error)?;
             Observation::from_value(&parse_answer(&answer)?, Some(session_id))
         })
     }
@@ -270,7 +265,8 @@ impl InProcessSessionHandle {
                 }
             },
         };
-        let answer = host.create(&Caller::Operator, Value::Object(body)).await.map_err(session_error)?;
+        let request = CreateRequest::from_value(Value::Object(body)).map_err(session_error)?;
+        let answer = host.create(&Caller::Operator, request).await.map_err(session_error)?;
         let value = parse_answer(&answer)?;
         let observation = Observation::from_value(&value, None)?;
         let session_id = observation.session_id().to_owned();
@@ -312,7 +308,12 @@ impl InProcessSessionHandle {
         request.check_against(policy)?;
         let transport = InProcessTransport::new(host, seat_token)?;
         let answer = host
-            .attach(&transport.caller, session_id, Presented::default(), request.to_value())
+            .attach(
+                &transport.caller,
+                session_id,
+                Presented::default(),
+                crate::requests::AttachRequest::from_session(request).map_err(session_error)?,
+            )
             .await
             .map_err(session_error)?;
         let value = parse_answer(&answer)?;

@@ -17,15 +17,17 @@ use crate::clock::HostClock;
 use crate::config::LeaseBounds;
 use crate::error::HostError;
 use crate::host_key::HostKey;
-use crate::lease::{LeaseOp, Presented};
+use crate::lease::Presented;
 use crate::manifests::ManifestRegistry;
 use crate::metrics::Metrics;
+use crate::requests::{ActRequest, AttachRequest, EmergencyStopRequest, FinalizeRequest, LeaseRequest, ResetRequest};
 use crate::storage::writer::Writer;
 use crate::storage::{CredentialRecord, CredentialRole, StoreError, StoreReader, StoreWriter, WriteOp};
 use crate::wire;
 
 mod callers;
 mod create;
+mod create_config;
 mod create_request;
 mod creator_claim;
 mod digest_keys;
@@ -324,21 +326,25 @@ impl Host {
     }
 
     /// `POST /v1/sessions/{id}/actions`.
-    pub async fn act(&self, caller: &Caller, id: &str, presented: Presented, body: Value) -> Result<Answer, HostError> {
+    pub async fn act(
+        &self,
+        caller: &Caller,
+        id: &str,
+        presented: Presented,
+        request: ActRequest,
+    ) -> Result<Answer, HostError> {
         let seat = Self::require_seat(caller, id)?.to_owned();
         // Commands are stored verbatim (intent, event, answer): bound them
         // before anything is queued.
         let limit = self.inner.options.max_command_bytes;
-        if let Some(command) = body.get("command")
-            && gaos_json::canonical_json(command).len() > limit
-        {
+        if request.command_bytes().is_some_and(|bytes| bytes > limit) {
             return Err(HostError::new(
                 ErrorCode::CommandTooLarge,
                 format!("a command may be at most {limit} bytes of canonical JSON (this host's --max-command-bytes)"),
             ));
         }
         let handle = self.session(id).await?;
-        handle.ask(|reply| Command::Act(ActCall { seat, presented, body, reply })).await
+        handle.ask(|reply| Command::Act(ActCall { seat, presented, request, reply })).await
     }
 
     /// `POST /v1/sessions/{id}/attach`.
@@ -347,11 +353,11 @@ impl Host {
         caller: &Caller,
         id: &str,
         presented: Presented,
-        body: Value,
+        request: AttachRequest,
     ) -> Result<Answer, HostError> {
         let seat = Self::require_seat(caller, id)?.to_owned();
         let handle = self.session(id).await?;
-        handle.ask(|reply| Command::Attach { seat, presented, body, reply }).await
+        handle.ask(|reply| Command::Attach { seat, presented, request, reply }).await
     }
 
     /// `POST /reset`: a seat starts the next level of a run that advances on
@@ -361,24 +367,24 @@ impl Host {
         caller: &Caller,
         id: &str,
         presented: Presented,
-        body: Value,
+        request: ResetRequest,
     ) -> Result<Answer, HostError> {
         let seat = Self::require_seat(caller, id)?.to_owned();
         let handle = self.session(id).await?;
-        handle.ask(|reply| Command::Reset { seat, presented, body, reply }).await
+        handle.ask(|reply| Command::Reset { seat, presented, request, reply }).await
     }
 
-    /// Lease routes (`/lease/renew`, `/lease/heartbeat`, `/pause`, `/resume`,
-    /// `/stop`). Seats drive their own claim; the operator may pause any seat
-    /// (`operator_seat`).
+    /// Lease routes (`/lease/renew`, `/lease/heartbeat`, `/lease/release`,
+    /// `/pause`, `/resume`, `/stop`). Seats drive their own claim; the
+    /// operator may pause any seat (the request's `seat`).
     pub async fn lease(
         &self,
         caller: &Caller,
         id: &str,
         presented: Presented,
-        op: LeaseOp,
-        operator_seat: Option<String>,
+        request: LeaseRequest,
     ) -> Result<Answer, HostError> {
+        let LeaseRequest { op, seat: operator_seat } = request;
         let (seat, operator) = match caller {
             Caller::Operator => {
                 let seat = operator_seat
@@ -403,8 +409,14 @@ impl Host {
 
     /// `POST /v1/sessions/{id}/emergency-stop` (operator): revoke at once,
     /// ahead of queued work.
-    pub async fn emergency_stop(&self, caller: &Caller, id: &str, reason: String) -> Result<Answer, HostError> {
+    pub async fn emergency_stop(
+        &self,
+        caller: &Caller,
+        id: &str,
+        request: EmergencyStopRequest,
+    ) -> Result<Answer, HostError> {
         Self::require_operator(caller)?;
+        let reason = request.reason;
         let handle = self.session(id).await?;
         handle.ask_first(|reply| Command::EmergencyStop { reason, reply }).await
     }
@@ -441,7 +453,7 @@ impl Host {
     }
 
     /// `POST /v1/sessions/{id}/finalize` (any seat of the session, or the operator).
-    pub async fn finalize(&self, caller: &Caller, id: &str, body: Value) -> Result<Answer, HostError> {
+    pub async fn finalize(&self, caller: &Caller, id: &str, request: FinalizeRequest) -> Result<Answer, HostError> {
         match caller {
             Caller::Operator => {}
             Caller::Seat { session_id, .. } if session_id == id => {}
@@ -451,7 +463,7 @@ impl Host {
             _ => return Err(HostError::forbidden("this token belongs to another session")),
         }
         let handle = self.session(id).await?;
-        let answer = handle.ask(|reply| Command::Finalize { body, reply }).await?;
+        let answer = handle.ask(|reply| Command::Finalize { request, reply }).await?;
         // A finalized session leaves memory: its actor stops once in-flight
         // requests are done, and later calls rehydrate it from the store.
         // Long benchmark runs would otherwise keep every episode loaded.

@@ -31,24 +31,27 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use futures_util::Stream;
-use gaos_json::{Map, Value};
 use tokio::sync::broadcast;
 
 use crate::actor::StreamItem;
 use crate::auth::Caller;
 use crate::error::HostError;
 use crate::host::Host;
-use crate::lease::{LeaseOp, Presented};
+use crate::lease::Presented;
 use crate::metrics::Metrics;
 use crate::storage::SessionStatus;
 
-use extract::{JsonBody, LeaseCall, OptionalJsonBody, SubmissionBody};
+use crate::requests::{
+    ActRequest, AttachRequest, ClockRequest, CreateRequest, EmergencyStopRequest, FinalizeRequest, ReissueRequest,
+    ResetRequest,
+};
+use extract::{Heartbeat, LeaseCall, Pause, Release, Renew, Resume, Stop};
 use response::{json_response, json_text, text};
 
 type Answered = Result<Response, HostError>;
 
-async fn create(State(host): State<Host>, caller: Caller, JsonBody(body): JsonBody) -> Answered {
-    Ok(host.create(&caller, body).await?.into_response())
+async fn create(State(host): State<Host>, caller: Caller, request: CreateRequest) -> Answered {
+    Ok(host.create(&caller, request).await?.into_response())
 }
 
 async fn list(State(host): State<Host>, RawQuery(q): RawQuery, caller: Caller) -> Answered {
@@ -72,9 +75,9 @@ async fn act(
     Path(id): Path<String>,
     caller: Caller,
     presented: Presented,
-    SubmissionBody(body): SubmissionBody,
+    request: ActRequest,
 ) -> Answered {
-    Ok(host.act(&caller, &id, presented, body).await?.into_response())
+    Ok(host.act(&caller, &id, presented, request).await?.into_response())
 }
 
 async fn attach(
@@ -82,9 +85,9 @@ async fn attach(
     Path(id): Path<String>,
     caller: Caller,
     presented: Presented,
-    JsonBody(body): JsonBody,
+    request: AttachRequest,
 ) -> Answered {
-    Ok(host.attach(&caller, &id, presented, body).await?.into_response())
+    Ok(host.attach(&caller, &id, presented, request).await?.into_response())
 }
 
 async fn reset(
@@ -92,27 +95,26 @@ async fn reset(
     Path(id): Path<String>,
     caller: Caller,
     presented: Presented,
-    OptionalJsonBody(body): OptionalJsonBody,
+    request: ResetRequest,
 ) -> Answered {
-    Ok(host.reset(&caller, &id, presented, body).await?.into_response())
+    Ok(host.reset(&caller, &id, presented, request).await?.into_response())
 }
 
 async fn finalize(
     State(host): State<Host>,
     Path(id): Path<String>,
     caller: Caller,
-    JsonBody(body): JsonBody,
+    request: FinalizeRequest,
 ) -> Answered {
-    Ok(host.finalize(&caller, &id, body).await?.into_response())
+    Ok(host.finalize(&caller, &id, request).await?.into_response())
 }
 
 async fn reissue(
     State(host): State<Host>,
     Path((id, seat)): Path<(String, String)>,
     caller: Caller,
-    OptionalJsonBody(body): OptionalJsonBody,
+    _no_fields: ReissueRequest,
 ) -> Answered {
-    bodies::object_with(&body, "seat token", &[])?;
     Ok(json_response(StatusCode::OK, &host.reissue_seat_token(&caller, &id, &seat).await?))
 }
 
@@ -224,42 +226,33 @@ fn sse(events: impl Stream<Item = Result<Event, Infallible>> + Send + 'static) -
     Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))).into_response()
 }
 
-/// A lease route with the route's own [`LeaseOp`], its body checked first:
-/// the fields of the route and `seat` (the seat an operator names; only a
-/// pause is the operator's to make, the others then answer 403).
-async fn lease_route(
-    host: &Host,
-    call: LeaseCall,
-    fields: &[&str],
-    op: impl FnOnce(&Map) -> Result<LeaseOp, HostError>,
-) -> Answered {
-    let map = bodies::object_with(&call.body, "lease route", fields)?;
-    let (op, seat) = (op(map)?, bodies::seat(map)?);
-    Ok(host.lease(&call.caller, &call.id, call.presented, op, seat).await?.into_response())
+/// A lease route: its body was decoded for the route (`LeaseCall<R>`).
+async fn lease_route<R>(host: &Host, call: LeaseCall<R>) -> Answered {
+    Ok(host.lease(&call.caller, &call.id, call.presented, call.request).await?.into_response())
 }
 
-async fn renew(State(host): State<Host>, call: LeaseCall) -> Answered {
-    lease_route(&host, call, &["seat"], |_| Ok(LeaseOp::Renew)).await
+async fn renew(State(host): State<Host>, call: LeaseCall<Renew>) -> Answered {
+    lease_route(&host, call).await
 }
 
-async fn heartbeat(State(host): State<Host>, call: LeaseCall) -> Answered {
-    lease_route(&host, call, &["seat"], |_| Ok(LeaseOp::Heartbeat)).await
+async fn heartbeat(State(host): State<Host>, call: LeaseCall<Heartbeat>) -> Answered {
+    lease_route(&host, call).await
 }
 
-async fn release(State(host): State<Host>, call: LeaseCall) -> Answered {
-    lease_route(&host, call, &["seat"], |_| Ok(LeaseOp::Release)).await
+async fn release(State(host): State<Host>, call: LeaseCall<Release>) -> Answered {
+    lease_route(&host, call).await
 }
 
-async fn pause(State(host): State<Host>, call: LeaseCall) -> Answered {
-    lease_route(&host, call, &["reason", "seat"], |m| Ok(LeaseOp::Pause(bodies::reason(m, "paused")?))).await
+async fn pause(State(host): State<Host>, call: LeaseCall<Pause>) -> Answered {
+    lease_route(&host, call).await
 }
 
-async fn resume(State(host): State<Host>, call: LeaseCall) -> Answered {
-    lease_route(&host, call, &["seat"], |_| Ok(LeaseOp::Resume)).await
+async fn resume(State(host): State<Host>, call: LeaseCall<Resume>) -> Answered {
+    lease_route(&host, call).await
 }
 
-async fn stop(State(host): State<Host>, call: LeaseCall) -> Answered {
-    lease_route(&host, call, &["reason", "seat"], |m| Ok(LeaseOp::Stop(bodies::reason(m, "stopped")?))).await
+async fn stop(State(host): State<Host>, call: LeaseCall<Stop>) -> Answered {
+    lease_route(&host, call).await
 }
 
 async fn lease_info(
@@ -275,10 +268,9 @@ async fn emergency_stop(
     State(host): State<Host>,
     Path(id): Path<String>,
     caller: Caller,
-    OptionalJsonBody(body): OptionalJsonBody,
+    request: EmergencyStopRequest,
 ) -> Answered {
-    let reason = bodies::reason(bodies::object_with(&body, "emergency-stop", &["reason"])?, "emergency_stop")?;
-    Ok(host.emergency_stop(&caller, &id, reason).await?.into_response())
+    Ok(host.emergency_stop(&caller, &id, request).await?.into_response())
 }
 
 /// `GET /v1/games`: any authenticated caller (operator, seat or spectator).
@@ -291,13 +283,8 @@ async fn reconcile(State(host): State<Host>, caller: Caller) -> Answered {
 }
 
 /// `POST /v1/admin/clock` with `{"advanceMs": N}`.
-async fn advance_clock(State(host): State<Host>, caller: Caller, JsonBody(body): JsonBody) -> Answered {
-    let ms = bodies::object_with(&body, "admin/clock", &["advanceMs"])?
-        .get("advanceMs")
-        .and_then(Value::as_i64)
-        .filter(|ms| *ms >= 0)
-        .ok_or_else(|| HostError::invalid_request("body must be {\"advanceMs\": N} with N >= 0"))?;
-    Ok(json_response(StatusCode::OK, &host.advance_clock(&caller, ms).await?))
+async fn advance_clock(State(host): State<Host>, caller: Caller, request: ClockRequest) -> Answered {
+    Ok(json_response(StatusCode::OK, &host.advance_clock(&caller, request.advance_ms).await?))
 }
 
 async fn healthz() -> Response {

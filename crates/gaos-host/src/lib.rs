@@ -47,6 +47,7 @@ pub mod manifests;
 pub(crate) mod metrics;
 pub(crate) mod openapi;
 pub(crate) mod receipts;
+pub mod requests;
 pub(crate) mod run_spec;
 pub(crate) mod schedule;
 pub(crate) mod seat_status;

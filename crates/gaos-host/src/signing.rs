@@ -15,11 +15,9 @@ use crate::error::HostError;
 /// The envelope extension naming the seat's chain position.
 pub(crate) const SIGNING_EXTENSION: &str = "gaos.session.signing";
 
-/// Read `seatKeys` and `signaturePolicy` of a create body: both or neither;
-/// the roster must name every declared seat exactly once; a multi-level run
-/// cannot be signed (its recorded ticks restart at each level while the
-/// envelope revision a client signs does not).
-pub(crate) fn parse_create_signing(map: &Map, seats: &[String], run: bool) -> Result<Option<Roster>, HostError> {
+/// Read `seatKeys` and `signaturePolicy` of a create body: both or neither,
+/// the policy the one scheme, the roster's keys decoded.
+pub(crate) fn read_create_signing(map: &Map) -> Result<Option<Roster>, HostError> {
     let bad = |message: String| HostError::invalid_request(message);
     let (keys, policy) = match (map.get("seatKeys"), map.get("signaturePolicy")) {
         (None, None) => return Ok(None),
@@ -27,7 +25,15 @@ pub(crate) fn parse_create_signing(map: &Map, seats: &[String], run: bool) -> Re
         _ => return Err(bad("seatKeys and signaturePolicy come together (RFC-010 signed play)".into())),
     };
     check_signature_policy(policy).map_err(bad)?;
-    let roster = Roster::from_value(keys).map_err(bad)?;
+    Roster::from_value(keys).map(Some).map_err(bad)
+}
+
+/// A create's roster against its session: it must name every declared
+/// seat exactly once, and a multi-level run cannot be signed (its recorded
+/// ticks restart at each level while the envelope revision a client signs
+/// does not).
+pub(crate) fn check_create_roster(roster: &Roster, seats: &[String], run: bool) -> Result<(), HostError> {
+    let bad = |message: String| HostError::invalid_request(message);
     if roster.keys().len() != seats.len() || seats.iter().any(|seat| roster.key(seat).is_none()) {
         return Err(bad(format!(
             "seatKeys must name every seat exactly once ({}), each with its Ed25519 public key",
@@ -37,7 +43,7 @@ pub(crate) fn parse_create_signing(map: &Map, seats: &[String], run: bool) -> Re
     if run {
         return Err(bad("a multi-level run cannot be signed (seatKeys): sign single-level sessions".into()));
     }
-    Ok(Some(roster))
+    Ok(())
 }
 
 /// The finalize answer's per-seat account of signed play.

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use gaos_host::auth::Caller;
 use gaos_host::lease::Presented;
+use gaos_host::requests::{ActRequest, CreateRequest};
 use gaos_host::storage::faults::FaultyStore;
 use gaos_host::storage::{WriteBatch, WriteOp};
 use gaos_host::{Host, HostOptions};
@@ -22,15 +23,19 @@ fn resolves(batch: &WriteBatch) -> bool {
     })
 }
 
+fn create(text: &str) -> CreateRequest {
+    CreateRequest::from_value(json(text)).expect("a create request")
+}
+
 fn json(text: &str) -> Value {
     gaos_json::parse(text).expect("test JSON")
 }
 
-fn submission(session: &str, revision: u64, seat: &str, n: u64) -> Value {
-    json(&format!(
+fn submission(session: &str, revision: u64, seat: &str, n: u64) -> ActRequest {
+    ActRequest::from_value(json(&format!(
         r#"{{"protocol":"gaos.ticks","protocolVersion":"1.0","sessionId":"{session}","tickId":"{session}:{revision}",
             "revision":{revision},"participantId":"{seat}","submissionId":"{seat}:{revision}","command":{{"n":{n}}}}}"#
-    ))
+    )))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -46,7 +51,7 @@ async fn a_retry_after_a_failed_resolution_resolves_the_window_and_its_answer_st
     )
     .await
     .expect("a host");
-    let created = host.create(&Caller::Operator, json(r#"{"game":"conformance/counter"}"#)).await.expect("created");
+    let created = host.create(&Caller::Operator, create(r#"{"game":"conformance/counter"}"#)).await.expect("created");
     let id = json(&created.body).get("sessionId").and_then(Value::as_str).expect("sessionId").to_owned();
     let seat = |s: &str| Caller::Seat { session_id: id.clone(), seat: s.into() };
 

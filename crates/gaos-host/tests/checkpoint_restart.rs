@@ -11,21 +11,30 @@ use std::sync::Arc;
 
 use gaos_host::auth::Caller;
 use gaos_host::lease::Presented;
+use gaos_host::requests::{ActRequest, AttachRequest, CreateRequest};
 use gaos_host::{Answer, Host, HostError, HostOptions};
 use gaos_json::Value;
 use gaos_testkit::server::TempDir;
 
 const SESSION: &str = "long-counter";
 
+fn attach_request(text: &str) -> AttachRequest {
+    AttachRequest::from_value(json(text)).expect("an attach request")
+}
+
+fn create_request(text: &str) -> CreateRequest {
+    CreateRequest::from_value(json(text)).expect("a create request")
+}
+
 fn json(text: &str) -> Value {
     gaos_json::parse(text).expect("test JSON")
 }
 
-fn submission(revision: u64, seat: &str, n: u64) -> Value {
-    json(&format!(
+fn submission(revision: u64, seat: &str, n: u64) -> ActRequest {
+    ActRequest::from_value(json(&format!(
         r#"{{"protocol":"gaos.ticks","protocolVersion":"1.0","sessionId":"{SESSION}","tickId":"{SESSION}:{revision}",
             "revision":{revision},"participantId":"{seat}","submissionId":"{seat}:{revision}","command":{{"n":{n}}}}}"#
-    ))
+    )))
 }
 
 fn seat(name: &str) -> Caller {
@@ -108,14 +117,14 @@ async fn probe(host: &Host, first: &[Answer], next_round: u64) -> Vec<(u16, Stri
     let reuse = host.act(&seat("b"), SESSION, Presented::default(), submission(0, "b", 99)).await;
     assert!(reuse.is_err() || reuse.as_ref().is_ok_and(|a| a.status >= 400), "an old identity is never applied again");
     seen.push(outcome(reuse));
-    let attach = json(r#"{"requestId":"probe-attach","participantId":"a"}"#);
+    let attach = attach_request(r#"{"requestId":"probe-attach","participantId":"a"}"#);
     seen.push(outcome(host.attach(&seat("a"), SESSION, Presented::default(), attach).await));
     for revision in next_round..next_round + 4 {
         for answer in round(host, revision).await {
             seen.push((answer.status, without_clock(&answer.body)));
         }
     }
-    let attach = json(r#"{"requestId":"probe-attach-2","participantId":"b"}"#);
+    let attach = attach_request(r#"{"requestId":"probe-attach-2","participantId":"b"}"#);
     seen.push(outcome(host.attach(&seat("b"), SESSION, Presented::default(), attach).await));
     seen.push((0, host.transcript(&Caller::Operator, SESSION).await.expect("the transcript")));
     seen
@@ -130,7 +139,7 @@ async fn checkpoint_and_tail_answer_as_the_whole_log_across_random_crash_points(
         let every = 2 + rng.next(4);
         let mut host = open(dir.path(), every, false).await;
         let create = format!(r#"{{"game":"conformance/counter","sessionId":"{SESSION}","level":{{"rounds":1000}}}}"#);
-        host.create(&Caller::Operator, json(&create)).await.expect("created");
+        host.create(&Caller::Operator, create_request(&create)).await.expect("created");
         let mut first = Vec::new();
         for revision in 0..rounds {
             let answers = round(&host, revision).await;
@@ -138,7 +147,7 @@ async fn checkpoint_and_tail_answer_as_the_whole_log_across_random_crash_points(
                 first = answers;
             }
             if revision % 9 == 4 {
-                let attach = json(&format!(r#"{{"requestId":"mid-{revision}","participantId":"b"}}"#));
+                let attach = attach_request(&format!(r#"{{"requestId":"mid-{revision}","participantId":"b"}}"#));
                 host.attach(&seat("b"), SESSION, Presented::default(), attach).await.expect("attached");
             }
             // A crash point: the host goes away and a new one reopens the
@@ -176,7 +185,7 @@ async fn a_reader_below_the_retention_floor_is_told_to_resync_and_recovers_from_
     let dir = TempDir::new("gaos-checkpoint-resync");
     let host = open(dir.path(), 2, false).await;
     let create = format!(r#"{{"game":"conformance/counter","sessionId":"{SESSION}","level":{{"rounds":1000}}}}"#);
-    host.create(&Caller::Operator, json(&create)).await.expect("created");
+    host.create(&Caller::Operator, create_request(&create)).await.expect("created");
     for revision in 0..10 {
         round(&host, revision).await;
     }

@@ -7,6 +7,7 @@ use gaos_games::GameRegistry;
 use gaos_games::counter::CounterGame;
 use gaos_host::auth::Caller;
 use gaos_host::handle::open_local_host;
+use gaos_host::requests::CreateRequest;
 use gaos_host::{Host, HostOptions};
 use gaos_json::Value;
 use gaos_kernel::{
@@ -46,7 +47,10 @@ impl Game for TickingCounter {
 
 /// The header cadence of a session, from its transcript's first line.
 async fn header_cadence(host: &Host, body: &str) -> String {
-    let created = host.create(&Caller::Operator, gaos_json::parse(body).expect("JSON")).await.expect("created");
+    let created = host
+        .create(&Caller::Operator, CreateRequest::from_value(gaos_json::parse(body).expect("JSON")).expect("a request"))
+        .await
+        .expect("created");
     let id =
         gaos_json::parse(&created.body).expect("JSON").get("sessionId").and_then(Value::as_str).expect("id").to_owned();
     let transcript = host.transcript(&Caller::Operator, &id).await.expect("transcript");

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use gaos_host::auth::Caller;
 use gaos_host::lease::Presented;
+use gaos_host::requests::{ActRequest, CreateRequest};
 use gaos_host::{Host, HostOptions};
 use gaos_json::Value;
 use gaos_testkit::server::TempDir;
@@ -16,11 +17,11 @@ fn json(text: &str) -> Value {
     gaos_json::parse(text).expect("test JSON")
 }
 
-fn submission(session: &str, revision: u64, seat: &str) -> Value {
-    json(&format!(
+fn submission(session: &str, revision: u64, seat: &str) -> ActRequest {
+    ActRequest::from_value(json(&format!(
         r#"{{"protocol":"gaos.ticks","protocolVersion":"1.0","sessionId":"{session}","tickId":"{session}:{revision}",
             "revision":{revision},"participantId":"{seat}","submissionId":"{seat}:{revision}","command":{{"n":1}}}}"#
-    ))
+    )))
 }
 
 async fn open(dir: &TempDir, lazy: bool) -> Host {
@@ -36,7 +37,11 @@ async fn open(dir: &TempDir, lazy: bool) -> Host {
 /// A counter session with `rounds` resolved windows; returns its id.
 async fn played(host: &Host, rounds: u64) -> String {
     let created = host
-        .create(&Caller::Operator, json(r#"{"game":"conformance/counter","level":{"rounds":100}}"#))
+        .create(
+            &Caller::Operator,
+            CreateRequest::from_value(json(r#"{"game":"conformance/counter","level":{"rounds":100}}"#))
+                .expect("a create request"),
+        )
         .await
         .expect("created");
     let id = json(&created.body).get("sessionId").and_then(Value::as_str).expect("sessionId").to_owned();

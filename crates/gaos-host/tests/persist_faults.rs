@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use gaos_host::auth::Caller;
 use gaos_host::lease::Presented;
+use gaos_host::requests::{ActRequest, CreateRequest};
 use gaos_host::storage::faults::{Faults, FaultyStore};
 use gaos_host::storage::{SessionStatus, StoreReader};
 use gaos_host::{Host, HostOptions};
@@ -19,11 +20,11 @@ fn json(text: &str) -> Value {
     gaos_json::parse(text).expect("test JSON")
 }
 
-fn submission(session: &str, revision: u64, seat: &str, n: u64) -> Value {
-    json(&format!(
+fn submission(session: &str, revision: u64, seat: &str, n: u64) -> ActRequest {
+    ActRequest::from_value(json(&format!(
         r#"{{"protocol":"gaos.ticks","protocolVersion":"1.0","sessionId":"{session}","tickId":"{session}:{revision}",
             "revision":{revision},"participantId":"{seat}","submissionId":"{seat}:{revision}","command":{{"n":{n}}}}}"#
-    ))
+    )))
 }
 
 struct Fixture {
@@ -43,7 +44,10 @@ impl Fixture {
         let options = HostOptions::new(gaos_games::GameRegistry::builtin());
         let (host, _) = Host::open(Box::new(store), Arc::clone(&reader), "operator", options).await.expect("a host");
         let body = format!(r#"{{"game":"conformance/counter","level":{{"rounds":{rounds}}}}}"#);
-        let created = host.create(&Caller::Operator, json(&body)).await.expect("created");
+        let created = host
+            .create(&Caller::Operator, CreateRequest::from_value(json(&body)).expect("a create request"))
+            .await
+            .expect("created");
         let id = json(&created.body).get("sessionId").and_then(Value::as_str).expect("sessionId").to_owned();
         Fixture { host, faults, reader, id, _dir: dir }
     }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use gaos_host::auth::Caller;
 use gaos_host::lease::Presented;
+use gaos_host::requests::{ActRequest, CreateRequest};
 use gaos_host::storage::{
     AcceptedIdentity, AnswerKind, CredentialRecord, CredentialRole, Fence, SessionRecord, SessionStateKey,
     SessionStatus, StoreError, StoreReader, StoreWriter, StoredAnswer, StoredCheckpoint, StoredEvent, WriteBatch,
@@ -193,6 +194,10 @@ async fn two_hosts_starting_at_once_on_an_empty_database_both_come_up() {
     );
 }
 
+fn counter() -> CreateRequest {
+    CreateRequest::from_value(json(r#"{"game":"conformance/counter"}"#)).expect("a create request")
+}
+
 fn json(text: &str) -> Value {
     gaos_json::parse(text).expect("test JSON")
 }
@@ -206,15 +211,15 @@ async fn a_host_on_postgresql_plays_and_a_reopened_host_rehydrates_the_session()
         Host::open(Box::new(writer), Arc::new(reader), "operator", options).await.expect("a host").0
     };
     let host = open().await;
-    let created = host.create(&Caller::Operator, json(r#"{"game":"conformance/counter"}"#)).await.expect("created");
+    let created = host.create(&Caller::Operator, counter()).await.expect("created");
     let id = json(&created.body).get("sessionId").and_then(Value::as_str).expect("an id").to_owned();
     let seat = |s: &str| Caller::Seat { session_id: id.clone(), seat: s.into() };
     for revision in 0..3u64 {
         for s in ["a", "b"] {
-            let body = json(&format!(
+            let body = ActRequest::from_value(json(&format!(
                 r#"{{"protocol":"gaos.ticks","protocolVersion":"1.0","sessionId":"{id}","tickId":"{id}:{revision}",
                     "revision":{revision},"participantId":"{s}","submissionId":"{s}:{revision}","command":{{"n":1}}}}"#
-            ));
+            )));
             let answer = host.act(&seat(s), &id, Presented::default(), body).await.expect("acts");
             assert!(answer.status < 300, "{}", answer.body);
         }
@@ -233,13 +238,13 @@ async fn a_deposed_hosts_act_is_fenced_and_stores_nothing() {
     let (writer, reader) = gaos_host::storage::postgres::open(&url).await.expect("a PostgreSQL store");
     let options = HostOptions::new(gaos_games::GameRegistry::builtin());
     let (host, _) = Host::open(Box::new(writer), Arc::new(reader), "operator", options).await.expect("a host");
-    let created = host.create(&Caller::Operator, json(r#"{"game":"conformance/counter"}"#)).await.expect("created");
+    let created = host.create(&Caller::Operator, counter()).await.expect("created");
     let id = json(&created.body).get("sessionId").and_then(Value::as_str).expect("an id").to_owned();
     let act = |seat: &str, revision: u64| {
-        json(&format!(
+        ActRequest::from_value(json(&format!(
             r#"{{"protocol":"gaos.ticks","protocolVersion":"1.0","sessionId":"{id}","tickId":"{id}:{revision}",
                 "revision":{revision},"participantId":"{seat}","submissionId":"{seat}:{revision}","command":{{"n":1}}}}"#
-        ))
+        )))
     };
     let a = Caller::Seat { session_id: id.clone(), seat: "a".into() };
     assert_eq!(host.act(&a, &id, Presented::default(), act("a", 0)).await.expect("acts").status, 202);

@@ -12,6 +12,7 @@ use gaos_games::GameRegistry;
 use gaos_host::auth::Caller;
 use gaos_host::handle::{InProcessSessionHandle, open_local_host};
 use gaos_host::lease::Presented;
+use gaos_host::requests::FinalizeRequest;
 use gaos_host::{Host, HostOptions};
 use gaos_json::Value;
 use gaos_kernel::replay::{ReplaySource, Verdict, VerifyOptions, verify_replay};
@@ -85,12 +86,14 @@ impl GateHost for InProcess {
 
     async fn attach_raw(&self, session_id: &str, seat: &str, body: &Value) -> Result<(), String> {
         let caller = self.host().caller(Some(&self.tokens.get(session_id, seat))).expect("caller");
-        let answer = self.host().attach(&caller, session_id, Presented::default(), body.clone()).await;
+        let request = gaos_host::requests::AttachRequest::from_value(body.clone()).map_err(|e| e.code.to_string())?;
+        let answer = self.host().attach(&caller, session_id, Presented::default(), request).await;
         answer.map(drop).map_err(|e| e.code.to_string())
     }
 
     async fn finalize_raw(&self, session_id: &str, body: &Value) -> String {
-        let answer = self.host().finalize(&Caller::Operator, session_id, body.clone()).await.expect("finalize");
+        let request = FinalizeRequest::from_value(body.clone()).expect("a finalize request");
+        let answer = self.host().finalize(&Caller::Operator, session_id, request).await.expect("finalize");
         assert_eq!(answer.status, 200, "{}", answer.body);
         answer.body.to_string()
     }

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use gaos_host::auth::Caller;
+use gaos_host::requests::{AttachRequest, CreateRequest};
 use gaos_host::{Host, HostOptions};
 use gaos_json::Value;
 use gaos_testkit::server::TempDir;
@@ -21,7 +22,10 @@ async fn open(dir: &TempDir) -> Host {
 }
 
 async fn created(host: &Host, body: &str) -> String {
-    let answer = host.create(&Caller::Operator, json(body)).await.expect("created");
+    let answer = host
+        .create(&Caller::Operator, CreateRequest::from_value(json(body)).expect("a create request"))
+        .await
+        .expect("created");
     json(&answer.body).get("sessionId").and_then(Value::as_str).expect("sessionId").to_owned()
 }
 
@@ -69,7 +73,12 @@ async fn a_stored_configuration_round_trips_and_an_unreadable_one_fails_the_load
     }
     // The typed policy came back: the session is still not attachable.
     let attach = host
-        .attach(&observer(&limited), &limited, Default::default(), json(r#"{"requestId":"r-1"}"#))
+        .attach(
+            &observer(&limited),
+            &limited,
+            Default::default(),
+            AttachRequest::from_value(json(r#"{"requestId":"r-1"}"#)).expect("a request"),
+        )
         .await
         .expect_err("not attachable");
     assert_eq!(attach.code, gaos_session::ErrorCode::NotAttachable);

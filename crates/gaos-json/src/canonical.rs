@@ -34,6 +34,42 @@ pub fn canonical_json_bytes(value: &Value) -> Vec<u8> {
     canonical_json(value).into_bytes()
 }
 
+/// The canonical text of `value` and, when `value` is an object holding
+/// `key`, the byte range of that member's value in the text: one pass gives
+/// a request's canonical bytes (its fingerprint) and a part of it (a
+/// command's canonical JSON and its size), which is `canonical_json` of
+/// that part.
+///
+/// ```
+/// let body = gaos_json::parse(r#"{"z": 1, "command": {"b": [2.0], "a": "x"}}"#).unwrap();
+/// let (text, command) = gaos_json::canonical_json_with_member(&body, "command");
+/// assert_eq!(text, r#"{"command":{"a":"x","b":[2]},"z":1}"#);
+/// assert_eq!(&text[command.unwrap()], r#"{"a":"x","b":[2]}"#);
+/// ```
+pub fn canonical_json_with_member(value: &Value, key: &str) -> (String, Option<std::ops::Range<usize>>) {
+    let mut out = String::with_capacity(256);
+    let Value::Object(map) = value else {
+        write_canonical(value, &mut out);
+        return (out, None);
+    };
+    let mut member = None;
+    out.push('{');
+    for (i, (name, item)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_string(name, &mut out);
+        out.push(':');
+        let start = out.len();
+        write_canonical(item, &mut out);
+        if name == key {
+            member = Some(start..out.len());
+        }
+    }
+    out.push('}');
+    (out, member)
+}
+
 /// Write the canonical text of `value` into `sink`.
 pub fn write_canonical<S: CanonicalSink + ?Sized>(value: &Value, sink: &mut S) {
     match value {
@@ -156,6 +192,18 @@ mod tests {
         assert_eq!(num(4503599627370495.5), "4503599627370495.5");
         assert_eq!(num(9007199254740991.0), "9007199254740991");
         assert_eq!(num(-9007199254740991.0), "-9007199254740991");
+    }
+
+    #[test]
+    fn a_member_span_is_the_canonical_text_of_that_member() {
+        for text in [r#"{"command":null}"#, r#"{"a":1,"command":[1,{"y":"\n","x":0.5}],"zz":{}}"#, r#"{"a":1}"#, "[1]"]
+        {
+            let value = crate::parse(text).expect("JSON");
+            let (canonical, span) = canonical_json_with_member(&value, "command");
+            assert_eq!(canonical, canonical_json(&value), "{text}");
+            let expected = value.get("command").map(canonical_json);
+            assert_eq!(span.map(|r| canonical[r].to_owned()), expected, "{text}");
+        }
     }
 
     #[test]

@@ -26,7 +26,10 @@ mod parse;
 mod ser;
 mod value;
 
-pub use canonical::{CanonicalSink, canonical_json, canonical_json_bytes, write_canonical, write_canonical_object};
+pub use canonical::{
+    CanonicalSink, canonical_json, canonical_json_bytes, canonical_json_with_member, write_canonical,
+    write_canonical_object,
+};
 pub use codec::{CodecError, base64_decode, base64_decode_len, base64_encode, hex_decode, hex_encode};
 pub use de::from_value;
 pub use digest::{Fnv1a32, canonical_fnv1a32, canonical_sha256_hex, fnv1a32, sha256_hex};

@@ -344,7 +344,8 @@ async fn finalize_answers_the_result_another_client_fixed() {
     ok(call(alice.as_ref(), "act", r#"{"index":0}"#).await);
     ok(call(bob.as_ref(), "act", r#"{"index":0}"#).await);
     let caller = gaos_host::auth::Caller::Seat { session_id: id.clone(), seat: "bob".into() };
-    let fixed = test.host.finalize(&caller, &id, json(r#"{"requestId":"bobs-own-client"}"#)).await.expect("finalize");
+    let request = gaos_host::requests::FinalizeRequest::from_value(json(r#"{"requestId":"bobs-own-client"}"#));
+    let fixed = test.host.finalize(&caller, &id, request.expect("a request")).await.expect("finalize");
     assert_eq!(fixed.status, 200);
     let answered = ok(call(alice.as_ref(), "finalize", "").await);
     let stored = json(&fixed.body);

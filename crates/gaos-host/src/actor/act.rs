@@ -12,10 +12,11 @@ use gaos_kernel::{AnyState, Cadence, CommandSubmission, DeltaBody, EventBody, In
 use super::SessionActor;
 use super::act_words::SentAt;
 use super::mailbox::{ActCall, Reply};
-use crate::answers::{Answer, fingerprint, seat_key};
+use crate::answers::{Answer, seat_key};
 use crate::envelope::{self, EXT_REJECTIONS, Finalization, Pending};
 use crate::error::{HostError, from_kernel};
 use crate::lease::{LeaseOp, Presented};
+use crate::requests::ActRequest;
 use crate::storage::{AnswerKind, StoredAnswer};
 
 /// An act that passed the host's checks, ready for the kernel (its
@@ -27,6 +28,8 @@ struct CheckedAct {
     key: Option<String>,
     request: String,
     stored: Option<StoredAnswer>,
+    /// The command's canonical JSON, written when the request was read.
+    canonical_command: Option<String>,
 }
 
 type PendingAct = (CheckedAct, Reply<Answer>);
@@ -47,7 +50,7 @@ impl SessionActor {
         let mut pending = Vec::with_capacity(calls.len());
         let mut submissions = Vec::with_capacity(calls.len());
         for call in calls {
-            match self.act_precheck(&call.seat, &call.presented, call.body).await {
+            match self.act_precheck(&call.seat, &call.presented, call.request).await {
                 Ok(ActStep::Submit(checked)) => {
                     let (act, submission) = *checked;
                     pending.push((act, call.reply));
@@ -82,7 +85,8 @@ impl SessionActor {
             return Vec::new();
         }
         let alone = pending.len() == 1;
-        let batch = match self.kernel.prepare_ingest_batch(&submissions) {
+        let canonical: Vec<Option<&str>> = pending.iter().map(|(act, _)| act.canonical_command.as_deref()).collect();
+        let batch = match self.kernel.prepare_ingest_batch_canonical(&submissions, &canonical) {
             Ok(batch) => batch,
             Err(e @ KernelError::Reducer { .. }) => {
                 let error = self.game_failed(e).await;
@@ -192,14 +196,15 @@ impl SessionActor {
 
     /// Checks of an act before the kernel sees it: seat and session of the
     /// submission, a stored answer for an exact retry, the lease.
-    async fn act_precheck(&mut self, seat: &str, presented: &Presented, body: Value) -> Result<ActStep, HostError> {
+    async fn act_precheck(&mut self, seat: &str, presented: &Presented, act: ActRequest) -> Result<ActStep, HostError> {
         self.ensure_writable()?;
-        let Some(map) = body.as_object() else {
+        let ActRequest { submission, names_participant, fingerprint: request, canonical_command } = act;
+        let Some(submission) = submission else {
             return Err(HostError::new(ErrorCode::InvalidSubmission, "a command submission must be a JSON object"));
         };
-        match map.get("participantId") {
-            Some(Value::String(p)) if p == seat => {}
-            Some(Value::String(p)) => {
+        match submission.participant_id.as_str() {
+            p if names_participant && p == seat => {}
+            p if names_participant => {
                 return Err(HostError::forbidden(format!("this token acts for seat {seat:?}, not {p:?}")));
             }
             _ => {
@@ -209,19 +214,21 @@ impl SessionActor {
                 ));
             }
         }
-        if map.get("sessionId").and_then(Value::as_str) != Some(self.id.as_str()) {
+        // The lenient submission reads a missing or mistyped sessionId as
+        // "", which names no session.
+        if submission.session_id != self.id {
             return Err(HostError::new(
                 ErrorCode::WrongSession,
                 format!("the submission's sessionId must be {:?} (the session in the URL)", self.id),
             ));
         }
-        let submission_id = map.get("submissionId").and_then(Value::as_str).map(str::to_owned);
-        let request = fingerprint(&body);
-        let key = submission_id.as_deref().map(|id| seat_key(seat, id));
+        let key = submission.submission_id.as_deref().map(|id| seat_key(seat, id));
         // Only identities the kernel accepted before can have a stored answer.
         // (An earlier level of a run had its own kernel: ask the store.)
-        let accepted_before =
-            submission_id.as_deref().is_some_and(|id| self.kernel.was_accepted(seat, id) || self.has_earlier_levels());
+        let accepted_before = submission
+            .submission_id
+            .as_deref()
+            .is_some_and(|id| self.kernel.was_accepted(seat, id) || self.has_earlier_levels());
         let stored = match &key {
             Some(key) if accepted_before => self.stored_act_answer(key).await,
             _ => None,
@@ -233,10 +240,9 @@ impl SessionActor {
         }
         // The lease decides first: a refused dispatch is never registered.
         self.dispatch_lease(seat, presented, LeaseOp::Act).await?;
-        let submission = gaos_kernel::CommandSubmission::from_value(&body).map_err(|e| from_kernel(e.into()))?;
         let sent = SentAt::of(&submission);
         let submission = self.level_submission(submission)?;
-        let act = CheckedAct { seat: seat.to_owned(), sent, key, request, stored };
+        let act = CheckedAct { seat: seat.to_owned(), sent, key, request, stored, canonical_command };
         Ok(ActStep::Submit(Box::new((act, submission))))
     }
 

@@ -6,13 +6,14 @@ use gaos_json::{Map, Value, canonical_json};
 use gaos_session::ErrorCode;
 
 use super::SessionActor;
-use crate::answers::{Answer, fingerprint, seat_key};
+use crate::answers::{Answer, seat_key};
 use crate::auth::token_hash;
 use crate::envelope::{self, EXT_ATTACH, EXT_LEASE};
 use crate::error::{HostError, from_kernel};
 use crate::host_key::{seal, unseal_attach};
 use crate::lease::{LeaseError, Presented};
 use crate::receipts::{ReceiptFacts, ReceiptIssuer};
+use crate::requests::AttachRequest;
 use crate::storage::{AnswerKind, SessionStateKey, SessionStatus, WriteOp};
 use crate::wire;
 
@@ -29,33 +30,14 @@ impl SessionActor {
         Ok(Value::Object(answer))
     }
 
-    pub(super) async fn attach(&mut self, seat: &str, presented: &Presented, body: Value) -> Result<Answer, HostError> {
-        let map =
-            body.as_object().ok_or_else(|| HostError::invalid_request("the attach body must be a JSON object"))?;
-        if let Some(key) = map
-            .keys()
-            .find(|k| !["requestId", "participantId", "controller", "extensions", "lease"].contains(&k.as_str()))
-        {
-            return Err(HostError::invalid_request(format!("unknown attach field {key:?}")));
-        }
-        let request_id = map
-            .get("requestId")
-            .and_then(Value::as_str)
-            .filter(|s| !s.trim().is_empty())
-            .ok_or_else(|| HostError::invalid_request("requestId must be a non-blank string"))?
-            .to_owned();
-        match map.get("participantId") {
-            None => {}
-            Some(Value::String(p)) if p == seat => {}
-            Some(_) => return Err(HostError::forbidden(format!("this token attaches seat {seat:?} only"))),
-        }
-        if let Some(controller) = map.get("controller") {
-            gaos_session::policy::validate_controller(controller, "controller").map_err(HostError::invalid_request)?;
-        }
-        if let Some(ext) = map.get("extensions")
-            && !ext.is_object()
-        {
-            return Err(HostError::invalid_request("extensions must be a JSON object"));
+    pub(super) async fn attach(
+        &mut self,
+        seat: &str,
+        presented: &Presented,
+        attach: AttachRequest,
+    ) -> Result<Answer, HostError> {
+        if attach.participant_id.as_ref().is_some_and(|named| named != seat) {
+            return Err(HostError::forbidden(format!("this token attaches seat {seat:?} only")));
         }
         if self.status == SessionStatus::Finalized {
             return Err(HostError::new(ErrorCode::SessionFinalized, "a finalized session cannot be attached"));
@@ -64,14 +46,16 @@ impl SessionActor {
         if !self.config.policy.attachable() {
             return Err(HostError::new(ErrorCode::NotAttachable, "this session's policy says it is not attachable"));
         }
-        let request = fingerprint(&body);
-        let key = seat_key(seat, &request_id);
+        let request_id = attach.request_id.as_str();
+        let request = attach.fingerprint.as_str();
+        let key = seat_key(seat, request_id);
+        let controller = attach.controller_value();
         if let Some(stored) = self.answers.get(AnswerKind::Attach, &key) {
             let stored_revision = gaos_json::parse(&stored.body)
                 .ok()
                 .and_then(|b| b.get("binding").and_then(|x| x.get("revision")).and_then(Value::as_u64));
             if stored.request == request && stored_revision == Some(self.revision()) {
-                let body = unseal_attach(&stored.body, &self.host_key, &self.id, seat, &request_id)
+                let body = unseal_attach(&stored.body, &self.host_key, &self.id, seat, request_id)
                     .map_err(HostError::internal)?;
                 return Ok(Answer { status: stored.status, body });
             }
@@ -80,7 +64,7 @@ impl SessionActor {
                 format!("attach request {request_id:?} was already used at another revision or with another body"),
             ));
         }
-        if let (Some(pinned), Some(controller)) = (&self.pinned_controller, map.get("controller"))
+        if let (Some(pinned), Some(controller)) = (&self.pinned_controller, &controller)
             && canonical_json(pinned) != canonical_json(controller)
         {
             return Err(HostError::new(
@@ -91,7 +75,7 @@ impl SessionActor {
         // Claims: a lease-aware attach (with `lease`) takes the seat, refused
         // while another claim is live; a lease-unaware attach takes a claim
         // only when the seat has none, and otherwise acts under the current one.
-        let lease_request = map.get("lease");
+        let lease_request = attach.lease.as_ref();
         let duration_ms = self.lease_duration(lease_request)?;
         self.expire_leases().await;
         let now = self.clock.now_ms();
@@ -109,13 +93,11 @@ impl SessionActor {
         }
         let has_claim = current.is_some();
         if lease_request.is_some() || !has_claim {
-            let holder = map
-                .get("controller")
-                .and_then(|c| c.get("id"))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .unwrap_or_else(|| format!("attach:{request_id}"));
-            let token = self.host_key.attach_lease_token(&self.id, seat, &request_id);
+            let holder = match &attach.controller {
+                Some(controller) => controller.id.clone(),
+                None => format!("attach:{request_id}"),
+            };
+            let token = self.host_key.attach_lease_token(&self.id, seat, request_id);
             let granted = self.leases.claim(seat, &holder, &token_hash(&token), duration_ms, now)?;
             self.record_lease_events(granted.events).await?;
             self.arm_timers();
@@ -144,13 +126,13 @@ impl SessionActor {
         if let Some(mode) = receipt_mode {
             let facts = ReceiptFacts {
                 session_id: &self.id,
-                request_id: &request_id,
+                request_id,
                 revision,
                 // Keyed: both preimages hold what this seat may not see
                 // (other seats' views, their pending intents).
                 transcript_digest: self.transcript.keyed_digest(&self.digest_key),
                 state_digest: self.digest_key.mac_hex(self.kernel.attach_state_preimage().as_bytes()),
-                controller: map.get("controller").and_then(|c| c.as_object().cloned()),
+                controller: controller.as_ref().and_then(|c| c.as_object().cloned()),
                 attached_at_ms: now,
             };
             let receipt = self.receipts.issue(mode, facts).map_err(HostError::internal)?;
@@ -168,9 +150,9 @@ impl SessionActor {
         let answer = Answer::json(200, &Value::Object(result.clone()));
         // Stored without the lease token; an exact retry re-derives it.
         let stored = Answer { status: answer.status, body: seal(&Value::Object(result.clone())) };
-        let mut ops = vec![self.answer_op(AnswerKind::Attach, &key, &request, &stored), self.lease_op()];
+        let mut ops = vec![self.answer_op(AnswerKind::Attach, &key, request, &stored), self.lease_op()];
         if self.pinned_controller.is_none()
-            && let Some(controller) = map.get("controller")
+            && let Some(controller) = &controller
         {
             ops.push(WriteOp::SessionState {
                 session_id: self.id.clone(),
@@ -181,7 +163,7 @@ impl SessionActor {
         self.persist(ops.clone()).await?;
         self.remember(ops);
         if self.pinned_controller.is_none() {
-            self.pinned_controller = map.get("controller").cloned();
+            self.pinned_controller = controller;
         }
         if let Some(receipt) = issued {
             self.receipts.record(receipt);

@@ -43,12 +43,12 @@ impl SessionActor {
     }
 
     /// The result's `evaluation` (`None` when the policy evaluates
-    /// nothing), or why this session may not be finalized. `request` is the
-    /// finalize body; `replay` the host's replay of the session and `events`
+    /// nothing), or why this session may not be finalized. `extensions` are
+    /// the finalize request's; `replay` the host's replay of the session and `events`
     /// its durable events (the live kernel may hold only a tail).
     pub(super) fn evaluation(
         &self,
-        request: &Map,
+        extensions: Option<&Map>,
         replay: &str,
         events: &[SessionEvent],
     ) -> Result<Option<Value>, HostError> {
@@ -65,8 +65,7 @@ impl SessionActor {
                          or \"verification\"",
                     ));
                 }
-                let named =
-                    request.get("extensions").and_then(|e| e.get(EXT_EVALUATION)).and_then(|e| e.get("manifestDigest"));
+                let named = extensions.and_then(|e| e.get(EXT_EVALUATION)).and_then(|e| e.get("manifestDigest"));
                 if let Some(named) = named
                     && named.as_str() != Some(official.manifest_digest.as_str())
                 {

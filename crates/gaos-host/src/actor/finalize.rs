@@ -12,10 +12,11 @@ use gaos_session::replay_receipts::replay_attach_extension;
 
 use super::SessionActor;
 use super::history::SessionRecord;
-use crate::answers::{Answer, FINALIZE_KEY, fingerprint};
+use crate::answers::{Answer, FINALIZE_KEY};
 use crate::config::ReceiptMode;
 use crate::error::HostError;
 use crate::receipts::ReceiptIssuer;
+use crate::requests::FinalizeRequest;
 use crate::storage::{AnswerKind, SessionStatus, WriteOp};
 
 /// Identity permutation covering every `Action N` id of `events`.
@@ -82,23 +83,8 @@ impl SessionActor {
         }
     }
 
-    pub(super) async fn finalize(&mut self, body: Value) -> Result<Answer, HostError> {
-        let map =
-            body.as_object().ok_or_else(|| HostError::invalid_request("the finalize body must be a JSON object"))?;
-        if let Some(key) = map.keys().find(|k| !["requestId", "metadata", "extensions"].contains(&k.as_str())) {
-            return Err(HostError::invalid_request(format!("unknown finalize field {key:?}")));
-        }
-        let request_id = map
-            .get("requestId")
-            .and_then(Value::as_str)
-            .filter(|s| !s.trim().is_empty())
-            .ok_or_else(|| HostError::invalid_request("requestId must be a non-blank string"))?;
-        if let Some(ext) = map.get("extensions")
-            && !ext.is_object()
-        {
-            return Err(HostError::invalid_request("extensions must be a JSON object"));
-        }
-        let request = fingerprint(&body);
+    pub(super) async fn finalize(&mut self, finalize: FinalizeRequest) -> Result<Answer, HostError> {
+        let request = finalize.fingerprint.as_str();
         if let Some(stored) = self.answers.get(AnswerKind::Finalize, FINALIZE_KEY) {
             if stored.request == request {
                 return Ok(Answer::replayed(stored));
@@ -115,7 +101,7 @@ impl SessionActor {
             return Err(HostError::new(ErrorCode::NotTerminal, "the game has not reached a terminal result yet"));
         }
         let SessionRecord { events, replay } = self.session_record().await?;
-        let evaluation = self.evaluation(map, &replay, &events)?;
+        let evaluation = self.evaluation(finalize.extensions.as_ref(), &replay, &events)?;
         let terminal = events.iter().rev().find_map(|e| match &e.body {
             EventBody::Resolution { result, .. } => Some(result.clone()),
             _ => None,
@@ -148,9 +134,9 @@ impl SessionActor {
             result.insert("evaluation".into(), evaluation);
         }
         let mut ext = Map::new();
-        ext.insert("gaos.session.request".into(), Value::String(request_id.to_owned()));
+        ext.insert("gaos.session.request".into(), Value::String(finalize.request_id.clone()));
         ext.insert(gaos_session::EXT_POLICY.into(), gaos_session::PolicyExtension::of(&self.config.policy).to_value());
-        if let Some(metadata) = map.get("metadata") {
+        if let Some(metadata) = &finalize.metadata {
             ext.insert("gaos.session.metadata".into(), metadata.clone());
         }
         if let Some(signatures) = signatures {
@@ -158,7 +144,7 @@ impl SessionActor {
         }
         result.insert("extensions".into(), Value::Object(ext));
         let answer = Answer::json(200, &Value::Object(result));
-        let op = self.answer_op(AnswerKind::Finalize, FINALIZE_KEY, &request, &answer);
+        let op = self.answer_op(AnswerKind::Finalize, FINALIZE_KEY, request, &answer);
         let finalized = WriteOp::SetStatus { session_id: self.id.clone(), status: SessionStatus::Finalized };
         self.persist(vec![op.clone(), finalized]).await?;
         self.remember([op]);

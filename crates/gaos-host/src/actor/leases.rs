@@ -10,9 +10,9 @@ use gaos_json::{Value, canonical_json};
 
 use super::SessionActor;
 use crate::answers::Answer;
-use crate::config::requested_lease_ms;
 use crate::error::HostError;
 use crate::lease::{Granted, LeaseError, LeaseEvent, LeaseOp, Presented};
+use crate::requests::LeaseAsk;
 use crate::storage::{SessionStateKey, SessionStatus, WriteOp};
 use crate::wire;
 
@@ -23,8 +23,8 @@ impl SessionActor {
 
     /// The duration of a requested claim (`{"durationMs": N}`, or `{}` for
     /// the default), within bounds.
-    pub(super) fn lease_duration(&self, request: Option<&Value>) -> Result<u64, HostError> {
-        match requested_lease_ms(request, &self.lease_bounds).map_err(HostError::invalid_request)? {
+    pub(super) fn lease_duration(&self, request: Option<&LeaseAsk>) -> Result<u64, HostError> {
+        match request.map(|lease| lease.duration(&self.lease_bounds)).transpose()?.flatten() {
             Some(ms) => Ok(ms),
             None => Ok(self.default_lease_ms()),
         }

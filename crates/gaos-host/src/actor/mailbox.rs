@@ -11,6 +11,7 @@ use super::streams::Subscription;
 use crate::answers::Answer;
 use crate::error::HostError;
 use crate::lease::{LeaseOp, Presented};
+use crate::requests::{ActRequest, AttachRequest, FinalizeRequest, ResetRequest};
 use crate::storage::SessionStatus;
 
 pub(crate) type Reply<T> = oneshot::Sender<Result<T, HostError>>;
@@ -42,7 +43,7 @@ pub enum Command {
     Attach {
         seat: String,
         presented: Presented,
-        body: Value,
+        request: AttachRequest,
         reply: Reply<Answer>,
     },
     /// A lease dispatch: renew, heartbeat, pause, resume, stop. With
@@ -72,14 +73,14 @@ pub enum Command {
         reply: Reply<()>,
     },
     Finalize {
-        body: Value,
+        request: FinalizeRequest,
         reply: Reply<Answer>,
     },
     /// `POST /reset`: start the next level of a run that advances on reset.
     Reset {
         seat: String,
         presented: Presented,
-        body: Value,
+        request: ResetRequest,
         reply: Reply<Answer>,
     },
     Snapshot {
@@ -158,12 +159,12 @@ impl ActorHandle {
     }
 }
 
-/// One act: the seat, the lease it presented, its body and where its
+/// One act: the seat, the lease it presented, its request and where its
 /// answer goes.
 pub struct ActCall {
     pub seat: String,
     pub presented: Presented,
-    pub body: Value,
+    pub request: ActRequest,
     pub reply: Reply<Answer>,
 }
 
@@ -249,12 +250,12 @@ impl SessionActor {
                     Box::pin(self.handle(next, mailbox)).await;
                 }
             }
-            Command::Attach { seat, presented, body, reply } => {
-                let answer = self.attach(&seat, &presented, body).await;
+            Command::Attach { seat, presented, request, reply } => {
+                let answer = self.attach(&seat, &presented, request).await;
                 let _ = reply.send(answer);
             }
-            Command::Reset { seat, presented, body, reply } => {
-                let answer = self.reset(&seat, &presented, body).await;
+            Command::Reset { seat, presented, request, reply } => {
+                let answer = self.reset(&seat, &presented, request).await;
                 let _ = reply.send(answer);
             }
             Command::Lease { seat, presented, op, operator, reply } => {
@@ -273,8 +274,8 @@ impl SessionActor {
                 self.on_timer().await;
                 let _ = reply.send(Ok(()));
             }
-            Command::Finalize { body, reply } => {
-                let answer = self.finalize(body).await;
+            Command::Finalize { request, reply } => {
+                let answer = self.finalize(request).await;
                 let _ = reply.send(answer);
             }
             Command::Snapshot { seat, after, reply } => {
@@ -318,7 +319,8 @@ mod tests {
 
     fn act(seat: &str) -> (Command, oneshot::Receiver<Result<Answer, HostError>>) {
         let (reply, wait) = oneshot::channel();
-        (Command::Act(ActCall { seat: seat.into(), presented: Presented::default(), body: Value::Null, reply }), wait)
+        let request = ActRequest::from_value(Value::Null);
+        (Command::Act(ActCall { seat: seat.into(), presented: Presented::default(), request, reply }), wait)
     }
 
     fn request(command: Command) -> ActCall {

@@ -8,7 +8,6 @@
 //! level's seed against the answer; a `seed` is therefore refused whatever
 //! its value, before anything else is looked at.
 
-use gaos_json::Value;
 use gaos_session::ErrorCode;
 
 use super::SessionActor;
@@ -16,43 +15,17 @@ use super::episodes::{NoNextLevel, ResetMark};
 use crate::answers::Answer;
 use crate::error::HostError;
 use crate::lease::{LeaseOp, Presented};
+use crate::requests::ResetRequest;
 use crate::run_spec::AdvanceOn;
 use crate::storage::{SessionStateKey, SessionStatus, WriteOp};
 
-/// A reset request: `{"seed"?: uint32, "revision"?: the revision it was asked at}`.
-struct ResetRequest {
-    seed: bool,
-    revision: Option<u64>,
-}
-
-impl ResetRequest {
-    fn read(body: &Value) -> Result<Self, HostError> {
-        let map = body.as_object().ok_or_else(|| HostError::invalid_request("the reset body must be a JSON object"))?;
-        if let Some(key) = map.keys().find(|k| !["seed", "revision"].contains(&k.as_str())) {
-            return Err(HostError::invalid_request(format!("unknown reset field {key:?} (known: seed, revision)")));
-        }
-        let seed = match map.get("seed") {
-            None => false,
-            Some(v) => {
-                v.as_u64()
-                    .filter(|s| *s <= u64::from(u32::MAX))
-                    .ok_or_else(|| HostError::invalid_request("seed must be an integer from 0 to 4294967295"))?;
-                true
-            }
-        };
-        let revision = match map.get("revision") {
-            None => None,
-            Some(v) => Some(v.as_u64().ok_or_else(|| {
-                HostError::invalid_request("revision must be a non-negative integer (the revision the level ended at)")
-            })?),
-        };
-        Ok(ResetRequest { seed, revision })
-    }
-}
-
 impl SessionActor {
-    pub(super) async fn reset(&mut self, seat: &str, presented: &Presented, body: Value) -> Result<Answer, HostError> {
-        let request = ResetRequest::read(&body)?;
+    pub(super) async fn reset(
+        &mut self,
+        seat: &str,
+        presented: &Presented,
+        request: ResetRequest,
+    ) -> Result<Answer, HostError> {
         self.ensure_writable()?;
         if self.config.run.as_ref().is_none_or(|run| run.advance_on != AdvanceOn::Reset) {
             return Err(self.reset_not_allowed());

@@ -4,21 +4,22 @@
 use gaos_session::ErrorCode;
 use std::sync::Arc;
 
-use gaos_json::{Map, Value, hex_encode};
+use gaos_json::{Map, hex_encode};
 use gaos_kernel::SessionKernel;
 use tokio::sync::OnceCell;
 
-use super::create_request::CreateRequest;
+use super::create_config::parse_create;
+use super::create_request::CreateRequestId;
 use super::creator_claim::creator_claim;
 use super::digest_keys::digest_key_marker;
 use super::{Host, Slot, blocking, retention, store_error};
 use crate::actor::{ActorInit, Command, SessionActor, fence_of};
 use crate::answers::Answer;
 use crate::auth::{Caller, token_hash};
-use crate::config::parse_create;
 use crate::envelope::{EXT_CREDENTIALS, EXT_LEASE, EXT_POLICY};
 use crate::error::HostError;
 use crate::manifests::bound_manifest;
+use crate::requests::CreateRequest;
 use crate::storage::{
     CredentialRecord, CredentialRole, SessionRecord, SessionStateKey, SessionStatus, WriteBatch, WriteOp,
 };
@@ -26,11 +27,11 @@ use crate::wire;
 
 impl Host {
     /// `POST /v1/sessions`.
-    pub async fn create(&self, caller: &Caller, body: Value) -> Result<Answer, HostError> {
+    pub async fn create(&self, caller: &Caller, create: CreateRequest) -> Result<Answer, HostError> {
         Self::require_operator(caller)?;
         // With a requestId, creates run one at a time, so a retry racing its
         // original cannot make a second session (create_request.rs).
-        let request = CreateRequest::read(&body)?;
+        let request = CreateRequestId::of(&create);
         let _serial = match &request {
             Some(_) => Some(self.inner.creates.lock().await),
             None => None,
@@ -40,10 +41,7 @@ impl Host {
         {
             return Ok(answer);
         }
-        let game_id = body
-            .get("game")
-            .and_then(Value::as_str)
-            .ok_or_else(|| HostError::invalid_request("create needs \"game\": the id of a game this host serves"))?;
+        let game_id = create.game.as_str();
         let game = self.inner.options.registry.get(game_id).ok_or_else(|| {
             let known: Vec<String> = self.inner.options.registry.list().iter().map(|g| g.game_ref().id).collect();
             HostError::new(
@@ -52,24 +50,21 @@ impl Host {
             )
         })?;
         let game = gaos_kernel::isolated(&game); // the session's own (a module's realm)
-        let session_id = match body.get("sessionId") {
+        let session_id = match &create.session_id {
             None => format!("s-{}", hex_encode(&rand::random::<[u8; 8]>())),
-            Some(Value::String(id)) if gaos_kernel::protocol::is_valid_participant_id(id) => {
+            Some(id) => {
                 self.require_new_session_id(id).await?;
                 id.clone()
-            }
-            Some(_) => {
-                return Err(HostError::invalid_request("sessionId must match ^[A-Za-z0-9_.:@-]{1,128}$"));
             }
         };
         let now = self.inner.clock.now_ms();
         let bounds = self.inner.options.lease_bounds;
-        let mut config = parse_create(&body, &game, session_id.clone(), rand::random::<u32>(), now, &bounds)?;
+        let mut config = parse_create(&create, &game, session_id.clone(), rand::random::<u32>(), now, &bounds)?;
         config.module_sha256 = crate::games::module_sha256(&self.inner.options.registry, game_id);
         retention::check_policy(config.policy.value(), self.inner.options.retention.as_ref())?;
         config.manifest = bound_manifest(
             &config,
-            body.get("manifest"),
+            create.manifest.as_ref(),
             &self.inner.options.manifests,
             &self.inner.options.registry,
             &game,
@@ -88,7 +83,7 @@ impl Host {
             epoch: 1,
         }));
         let host_key = &self.inner.options.host_key;
-        let (leases, lease_ext) = creator_claim(&body, &config, host_key, bounds.default_ms, now)?;
+        let (leases, lease_ext) = creator_claim(create.lease.is_some(), &config, host_key, bounds.default_ms, now)?;
         batch.push(WriteOp::SessionState {
             session_id: session_id.clone(),
             key: SessionStateKey::Leases,

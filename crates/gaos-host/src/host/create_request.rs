@@ -23,35 +23,26 @@ use gaos_json::{Map, Value};
 
 use super::{Host, blocking, store_error};
 use crate::actor::Command;
-use crate::answers::{Answer, fingerprint};
+use crate::answers::Answer;
 use crate::error::HostError;
 use crate::host_key::{seal, unseal_create};
+use crate::requests::CreateRequest;
 use crate::storage::{AnswerKind, StoredAnswer, WriteBatch, WriteOp};
 
 /// Host-level answers (not of one session) are stored under this session id.
 const HOST_LEVEL: &str = "";
 
-/// Longest accepted `requestId`.
-const MAX_REQUEST_ID_BYTES: usize = 256;
-
 /// The `requestId` of a create, with its body's fingerprint.
-pub(crate) struct CreateRequest {
+pub(crate) struct CreateRequestId {
     id: String,
     fingerprint: String,
 }
 
-impl CreateRequest {
+impl CreateRequestId {
     /// The create's `requestId`, if it has one.
-    pub(crate) fn read(body: &Value) -> Result<Option<CreateRequest>, HostError> {
-        match body.get("requestId") {
-            None => Ok(None),
-            Some(Value::String(id)) if !id.trim().is_empty() && id.len() <= MAX_REQUEST_ID_BYTES => {
-                Ok(Some(CreateRequest { id: id.clone(), fingerprint: fingerprint(body) }))
-            }
-            Some(_) => Err(HostError::invalid_request(format!(
-                "requestId must be a non-blank string of at most {MAX_REQUEST_ID_BYTES} bytes"
-            ))),
-        }
+    pub(crate) fn of(request: &CreateRequest) -> Option<CreateRequestId> {
+        let id = request.request_id.clone()?;
+        Some(CreateRequestId { id, fingerprint: request.fingerprint.clone() })
     }
 
     /// The request row, for the create's batch.
@@ -91,7 +82,7 @@ impl Host {
 
     /// The answer an earlier create with this request id gave (or, after a
     /// crash before it was stored, gives now); `None` for a new request id.
-    pub(crate) async fn replay_create(&self, request: &CreateRequest) -> Result<Option<Answer>, HostError> {
+    pub(crate) async fn replay_create(&self, request: &CreateRequestId) -> Result<Option<Answer>, HostError> {
         let Some(row) = self.stored(HOST_LEVEL, &request.id).await? else { return Ok(None) };
         if row.request != request.fingerprint {
             return Err(HostError::new(
@@ -121,7 +112,7 @@ impl Host {
     /// Keep the answer of a create with a request id (sealed).
     pub(crate) async fn store_create_answer(
         &self,
-        request: &CreateRequest,
+        request: &CreateRequestId,
         session_id: &str,
         answer: &Answer,
     ) -> Result<(), HostError> {

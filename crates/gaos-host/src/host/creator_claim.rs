@@ -15,14 +15,14 @@ use crate::wire;
 /// The new session's lease book and, when a claim was asked for, the
 /// `gaos.host.lease` extension of the create answer (with its token).
 pub(super) fn creator_claim(
-    body: &Value,
+    asked: bool,
     config: &SessionConfig,
     host_key: &HostKey,
     default_ms: u64,
     now: i64,
 ) -> Result<(LeaseBook, Option<wire::LeaseExtension>), HostError> {
     let mut leases = LeaseBook::default();
-    if body.get("lease").is_none() {
+    if !asked {
         return Ok((leases, None));
     }
     // The token derives from the host key, so a stored copy of the create

@@ -1,15 +1,13 @@
-//! Strict request shapes: every route's body and query are checked against
-//! their documented shape before anything happens, and a mismatch is
+//! Strict queries: every route's query is checked against its documented
+//! parameters before anything happens, and a mismatch is
 //! `400 {"error","code":"invalid_request"}` with no side effect (issue 15,
-//! item 5). A route without fields takes no body, `{}` or an empty one;
-//! `[]`, `42`, `null` or `"x"` are never read as `{}`.
+//! item 5). Bodies are the typed requests' (`crate::requests`).
 
 use std::collections::BTreeMap;
 
 use axum::extract::{MatchedPath, Request};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use gaos_json::{Map, Value};
 
 use crate::error::HostError;
 
@@ -25,43 +23,6 @@ pub(crate) async fn no_stray_query(request: Request, next: Next) -> Response {
         return HostError::invalid_request("this route takes no query parameters").into_response();
     }
     next.run(request).await
-}
-
-/// `body` as an object whose keys are all in `allowed` (`route` names the
-/// route in the refusal).
-pub(crate) fn object_with<'a>(body: &'a Value, route: &str, allowed: &[&str]) -> Result<&'a Map, HostError> {
-    let map = body.as_object().ok_or_else(|| {
-        let shape = if allowed.is_empty() {
-            "no body or {}".to_owned()
-        } else {
-            format!("a JSON object (fields: {})", allowed.join(", "))
-        };
-        HostError::invalid_request(format!("the {route} body must be {shape}"))
-    })?;
-    if let Some(key) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
-        let known =
-            if allowed.is_empty() { "it takes none".to_owned() } else { format!("known: {}", allowed.join(", ")) };
-        return Err(HostError::invalid_request(format!("unknown {route} field {key:?} ({known})")));
-    }
-    Ok(map)
-}
-
-/// The optional `reason` of a pause, stop or emergency stop.
-pub(crate) fn reason(map: &Map, default: &str) -> Result<String, HostError> {
-    match map.get("reason") {
-        None => Ok(default.to_owned()),
-        Some(Value::String(r)) if !r.trim().is_empty() && r.len() <= 1024 => Ok(r.clone()),
-        Some(_) => Err(HostError::invalid_request("reason must be a non-empty string of at most 1024 bytes")),
-    }
-}
-
-/// The optional `seat` of an operator's pause.
-pub(crate) fn seat(map: &Map) -> Result<Option<String>, HostError> {
-    match map.get("seat") {
-        None => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(HostError::invalid_request("seat must be a seat id (a string)")),
-    }
 }
 
 /// The query parameters of a route: each at most once, all in `allowed`.
@@ -110,31 +71,6 @@ fn percent_decode(text: &str) -> Result<String, HostError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn json(text: &str) -> Value {
-        gaos_json::parse(text).expect("JSON")
-    }
-
-    #[test]
-    fn only_objects_with_known_fields_pass() {
-        for bad in ["[]", "42", "null", "\"x\"", "true", "{\"bogus\":1}"] {
-            let refused = object_with(&json(bad), "stop", &["reason"]).expect_err(bad);
-            assert_eq!(refused.code, "invalid_request", "{bad}");
-        }
-        assert!(object_with(&json("{}"), "renew", &[]).is_ok());
-        assert!(object_with(&json("{\"reason\":\"r\"}"), "stop", &["reason"]).is_ok());
-        assert!(object_with(&json("{\"reason\":\"r\"}"), "renew", &[]).is_err());
-    }
-
-    #[test]
-    fn reasons_and_seats_are_typed() {
-        let map = |t: &str| json(t).as_object().cloned().expect("object");
-        assert_eq!(reason(&map("{}"), "stopped").expect("default"), "stopped");
-        assert!(reason(&map("{\"reason\":5}"), "x").is_err());
-        assert!(reason(&map("{\"reason\":\" \"}"), "x").is_err());
-        assert_eq!(seat(&map("{\"seat\":\"a\"}")).expect("seat"), Some("a".into()));
-        assert!(seat(&map("{\"seat\":1}")).is_err());
-    }
 
     #[test]
     fn queries_are_known_single_and_utf8() {

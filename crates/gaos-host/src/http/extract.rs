@@ -1,6 +1,7 @@
 //! Axum extractors with the host's own error mapping: the caller (bearer
 //! token), the presented controller lease (`Gaos-Lease`, `Gaos-Lease-Epoch`)
-//! and JSON bodies of at most [`BODY_LIMIT`] bytes. A refusal is a
+//! and one per request body (at most [`BODY_LIMIT`] bytes), which reads the
+//! body once into its typed request (`crate::requests`). A refusal is a
 //! [`HostError`], answered like every other one.
 
 use axum::body::Body;
@@ -14,6 +15,10 @@ use crate::auth::{Caller, bearer, token_hash};
 use crate::error::HostError;
 use crate::host::Host;
 use crate::lease::Presented;
+use crate::requests::{
+    ActRequest, AttachRequest, ClockRequest, CreateRequest, EmergencyStopRequest, FinalizeRequest, FromBody,
+    LeaseRequest, LeaseRoute, ReissueRequest, ResetRequest,
+};
 
 /// Largest request body accepted.
 pub const BODY_LIMIT: usize = 1024 * 1024;
@@ -54,45 +59,42 @@ impl<S: Send + Sync> FromRequestParts<S> for Presented {
     }
 }
 
-/// A required JSON body; a malformed one is 400 `invalid_request`.
-pub(crate) struct JsonBody(pub Value);
+/// One extractor per request body: the body read once (at most
+/// [`BODY_LIMIT`] bytes), parsed and decoded into the route's typed request
+/// (`crate::requests`). A body that is not JSON is refused with the
+/// request's own code (`invalid_submission` for an act, `invalid_request`
+/// otherwise); no body at all is `{}` where every field is optional.
+macro_rules! body_extractor {
+    ($($request:ty),* $(,)?) => {$(
+        impl<S: Send + Sync> FromRequest<S> for $request {
+            type Rejection = HostError;
 
-/// A command submission body; a malformed one is 400 `invalid_submission`
-/// (lifecycle.md §1: what the reference answers for an unreadable act).
-pub(crate) struct SubmissionBody(pub Value);
-
-/// An optional JSON body (lease routes, emergency stop): none is `{}`.
-pub(crate) struct OptionalJsonBody(pub Value);
-
-impl<S: Send + Sync> FromRequest<S> for JsonBody {
-    type Rejection = HostError;
-
-    async fn from_request(request: Request, _: &S) -> Result<Self, HostError> {
-        required(request.into_body(), ErrorCode::InvalidRequest).await.map(JsonBody)
-    }
+            async fn from_request(request: Request, _: &S) -> Result<Self, HostError> {
+                decode(request.into_body()).await
+            }
+        }
+    )*};
 }
 
-impl<S: Send + Sync> FromRequest<S> for SubmissionBody {
-    type Rejection = HostError;
+body_extractor!(
+    CreateRequest,
+    ActRequest,
+    AttachRequest,
+    ResetRequest,
+    FinalizeRequest,
+    EmergencyStopRequest,
+    ReissueRequest,
+    ClockRequest
+);
 
-    async fn from_request(request: Request, _: &S) -> Result<Self, HostError> {
-        required(request.into_body(), ErrorCode::InvalidSubmission).await.map(SubmissionBody)
-    }
-}
-
-impl<S: Send + Sync> FromRequest<S> for OptionalJsonBody {
-    type Rejection = HostError;
-
-    async fn from_request(request: Request, _: &S) -> Result<Self, HostError> {
-        let value = read_json(request.into_body(), ErrorCode::InvalidRequest).await?;
-        Ok(OptionalJsonBody(value.unwrap_or_else(|| Value::Object(Default::default()))))
-    }
-}
-
-async fn required(body: Body, malformed_code: ErrorCode) -> Result<Value, HostError> {
-    read_json(body, malformed_code.clone())
-        .await?
-        .ok_or_else(|| HostError::new(malformed_code.clone(), "the request body must be a JSON value"))
+/// Read `body` and decode it as `T`.
+async fn decode<T: FromBody>(body: Body) -> Result<T, HostError> {
+    let value = match read_json(body, T::MALFORMED).await? {
+        Some(value) => value,
+        None if T::OPTIONAL => Value::Object(Default::default()),
+        None => return Err(HostError::new(T::MALFORMED, "the request body must be a JSON value")),
+    };
+    T::from_body(value)
 }
 
 /// Read a JSON body (at most [`BODY_LIMIT`] bytes); `None` when it is
@@ -121,17 +123,36 @@ async fn read_json(body: Body, malformed_code: ErrorCode) -> Result<Option<Value
         .map_err(|e| HostError::new(malformed_code.clone(), format!("the request body is not valid JSON: {e}")))
 }
 
+/// The lease route a [`LeaseCall`] was sent to (a type per route, so each
+/// handler names its own).
+pub(crate) trait LeaseRouteOf {
+    const ROUTE: LeaseRoute;
+}
+
+macro_rules! lease_routes {
+    ($($name:ident),* $(,)?) => {$(
+        pub(crate) struct $name;
+
+        impl LeaseRouteOf for $name {
+            const ROUTE: LeaseRoute = LeaseRoute::$name;
+        }
+    )*};
+}
+
+lease_routes!(Renew, Heartbeat, Release, Pause, Resume, Stop);
+
 /// What every lease route reads, in the order the routes always read it:
 /// the session id, the caller, the presented lease, then the optional body
-/// (`{"reason"}`; the operator's pause also `{"seat"}`).
-pub(crate) struct LeaseCall {
+/// (`{"reason"}`; the operator's pause also `{"seat"}`), decoded for route `R`.
+pub(crate) struct LeaseCall<R> {
     pub id: String,
     pub caller: Caller,
     pub presented: Presented,
-    pub body: Value,
+    pub request: LeaseRequest,
+    route: std::marker::PhantomData<R>,
 }
 
-impl FromRequest<Host> for LeaseCall {
+impl<R: LeaseRouteOf> FromRequest<Host> for LeaseCall<R> {
     type Rejection = HostError;
 
     async fn from_request(request: Request, host: &Host) -> Result<Self, HostError> {
@@ -141,7 +162,9 @@ impl FromRequest<Host> for LeaseCall {
             .map_err(|e| HostError::invalid_request(format!("bad session path: {e}")))?;
         let caller = Caller::from_request_parts(&mut parts, host).await?;
         let presented = Presented::from_request_parts(&mut parts, host).await?;
-        let OptionalJsonBody(body) = OptionalJsonBody::from_request(Request::from_parts(parts, body), host).await?;
-        Ok(Self { id, caller, presented, body })
+        let value =
+            read_json(body, ErrorCode::InvalidRequest).await?.unwrap_or_else(|| Value::Object(Default::default()));
+        let request = LeaseRequest::from_value(R::ROUTE, value)?;
+        Ok(Self { id, caller, presented, request, route: std::marker::PhantomData })
     }
 }

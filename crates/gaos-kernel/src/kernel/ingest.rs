@@ -90,7 +90,7 @@ where
     /// wins (kernel spec §4.8).
     pub fn prepare_ingest(&self, sub: &CommandSubmission) -> Result<Prepared<R::State>, KernelError> {
         let next = self.live.transition_revision + 1;
-        Ok(match self.ingest_step(sub, &IngestOverlay::default(), next)? {
+        Ok(match self.ingest_step(sub, None, &IngestOverlay::default(), next)? {
             IngestStep::Duplicate(receipt) => self.prepared(
                 self.live.transition_revision,
                 Vec::new(),
@@ -105,10 +105,12 @@ where
     }
 
     /// One ingest against live state plus the ingests already prepared in
-    /// the same batch (`overlay`), its events carrying `next`.
+    /// the same batch (`overlay`), its events carrying `next`. `canonical`
+    /// is the command's canonical JSON when the caller wrote it already.
     pub(super) fn ingest_step(
         &self,
         sub: &CommandSubmission,
+        canonical: Option<&str>,
         overlay: &IngestOverlay,
         next: u64,
     ) -> Result<IngestStep, KernelError> {
@@ -131,7 +133,13 @@ where
                 format!("command must be a JSON value: {e}"),
             ));
         }
-        let canonical_command = canonical_json(command);
+        let canonical_command = match canonical {
+            Some(text) => {
+                debug_assert_eq!(text, canonical_json(command), "the caller's canonical command is the command's");
+                text.to_owned()
+            }
+            None => canonical_json(command),
+        };
         // 2. signed sessions: the chain fields' shapes
         self.check_chain_shape(sub.client_time.as_ref(), sub.prev_chain_hash.as_ref(), sub.sig.as_ref())?;
         // 3. retained receipt
@@ -292,17 +300,31 @@ where
     /// Refused submissions change nothing; `Err` only when game code fails
     /// while resolving (the ingests are then not prepared either).
     pub fn prepare_ingest_batch(&self, subs: &[CommandSubmission]) -> Result<IngestBatch<R::State>, KernelError> {
+        self.prepare_ingest_batch_canonical(subs, &[])
+    }
+
+    /// [`prepare_ingest_batch`](Self::prepare_ingest_batch) for submissions
+    /// whose commands' canonical JSON the caller already wrote (a host reads
+    /// each request body once, and the body's canonical text holds the
+    /// command's), so the kernel does not write it again: `canonical[i]` is
+    /// `canonical_json` of `subs[i].command`, `None` (or missing) where the
+    /// kernel writes it itself. Debug builds check each one.
+    pub fn prepare_ingest_batch_canonical(
+        &self,
+        subs: &[CommandSubmission],
+        canonical: &[Option<&str>],
+    ) -> Result<IngestBatch<R::State>, KernelError> {
         let mut overlay = IngestOverlay::default();
         let mut events = Vec::new();
         let mut outcomes = Vec::with_capacity(subs.len());
         let mut resolved = false;
-        for sub in subs {
+        for (i, sub) in subs.iter().enumerate() {
             if resolved {
                 outcomes.push(Ok(IngestOutcome::Deferred));
                 continue;
             }
             let next = self.live.transition_revision + 1 + overlay.patches.len() as u64;
-            match self.ingest_step(sub, &overlay, next) {
+            match self.ingest_step(sub, canonical.get(i).copied().flatten(), &overlay, next) {
                 Err(e) => outcomes.push(Err(e)),
                 Ok(IngestStep::Duplicate(receipt)) => outcomes.push(Ok(IngestOutcome::Duplicate(receipt))),
                 Ok(IngestStep::Accepted { events: mut step_events, patch, receipt }) => {

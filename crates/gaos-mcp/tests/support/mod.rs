@@ -72,7 +72,8 @@ pub fn at<'a>(value: &'a Value, path: &[&str]) -> &'a Value {
 impl TestHost {
     /// Create a session as the operator.
     pub async fn create(&self, request: &str) -> Created {
-        let answer = self.host.create(&Caller::Operator, json(request)).await.expect("create");
+        let request = gaos_host::requests::CreateRequest::from_value(json(request)).expect("a create request");
+        let answer = self.host.create(&Caller::Operator, request).await.expect("create");
         let answer = json(&answer.body);
         let session_id = answer.get("sessionId").and_then(Value::as_str).expect("a session id").to_owned();
         Created { session_id, answer }
