@@ -14,8 +14,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use gaos_json::{Map, Value};
 use gaos_session::{
-    AttachRequest, BoxFuture, CreatedSession, EpisodeHost, SessionError, SessionHandle, SessionPolicy,
-    existing_head_from_observation, reissued_token,
+    AttachRequest, BoxFuture, CreatedSession, EpisodeHost, SessionError, SessionHandle, SessionPolicy, reissued_token,
 };
 use reqwest::Method;
 
@@ -125,11 +124,7 @@ impl EpisodeHost for RemoteEpisodeHost {
     ) -> BoxFuture<'a, Result<Box<dyn SessionHandle>, SessionError>> {
         Box::pin(async move {
             let client = self.seat_client(session_id, Some(seat), seat_token)?;
-            let observed = client.observe(session_id).await.map_err(session_error)?;
-            let envelope =
-                gaos_json::to_value(&observed.envelope).map_err(|e| SessionError::Protocol(e.to_string()))?;
-            let existing = existing_head_from_observation(session_id, seat, envelope)?;
-            let handle = RemoteSessionHandle::from_existing(client, &existing, policy)?;
+            let handle = RemoteSessionHandle::adopt(client, session_id, seat, policy).await?;
             Ok(Box::new(handle) as Box<dyn SessionHandle>)
         })
     }

@@ -26,8 +26,9 @@ pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 1024 * 1024;
 pub const DEFAULT_RETRIES: u32 = 3;
 /// Default pause before the first resend; it doubles for each later one.
 pub const DEFAULT_RETRY_BACKOFF: Duration = Duration::from_millis(50);
-/// The seat a client assumes when none is configured (the reference default).
-pub const DEFAULT_PARTICIPANT_ID: &str = "player";
+/// The seat a client assumes when none is configured (the reference
+/// default; the seat a handle's create opens when the request names none).
+pub const DEFAULT_PARTICIPANT_ID: &str = gaos_session::DEFAULT_CREATOR_SEAT;
 
 const JSON: &str = "application/json";
 
@@ -588,6 +589,16 @@ impl SessionClient {
     /// transport failure: the same request id at the same revision returns
     /// the identical receipt.
     pub async fn attach(&self, session_id: &str, request: &AttachRequest) -> Result<SessionAttach, ClientError> {
+        self.attach_answer(session_id, request).await.map(|(attach, _)| attach)
+    }
+
+    /// [`SessionClient::attach`], with the host's answer as it came (what
+    /// the contract's `LifecycleHandle::attach` reads).
+    pub async fn attach_answer(
+        &self,
+        session_id: &str,
+        request: &AttachRequest,
+    ) -> Result<(SessionAttach, Value), ClientError> {
         check_session_id(session_id)?;
         if request.request_id.trim().is_empty() {
             return Err(ClientError::InvalidArgument("the attach requestId must be non-blank".into()));
@@ -601,7 +612,7 @@ impl SessionClient {
         let attach =
             wire::parse_session_attach(&value, session_id, request).map_err(|reason| mismatch(&url, reason))?;
         self.remember(attach.binding.clone());
-        Ok(attach)
+        Ok((attach, value))
     }
 
     /// `POST /v1/sessions/{id}/finalize`: fix the session's result. The

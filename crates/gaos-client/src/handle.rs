@@ -41,9 +41,10 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use gaos_json::Value;
-use gaos_kernel::{CommandSubmission, SessionBinding};
+use gaos_kernel::CommandSubmission;
 use gaos_session::{
-    AttachRequest, BoxFuture, LeaseGrant, LifecycleHandle, Observation, SessionError, SessionPolicy, SessionTransport,
+    AttachRequest, BoxFuture, LifecycleHandle, Observation, SessionError, SessionOpener, SessionPolicy,
+    SessionTransport,
 };
 use reqwest::Method;
 
@@ -217,6 +218,23 @@ impl SessionTransport for RemoteTransport {
         })
     }
 
+    fn attach<'a>(
+        &'a self,
+        session_id: &'a str,
+        request: &'a AttachRequest,
+    ) -> BoxFuture<'a, Result<Value, SessionError>> {
+        Box::pin(async move {
+            let (_, answer) = self
+                .authorized(|| async { self.client.attach_answer(session_id, request).await.map_err(session_error) })
+                .await?;
+            Ok(answer)
+        })
+    }
+
+    fn present_lease(&self, token: Option<String>) -> Result<(), SessionError> {
+        self.set_lease_token(token)
+    }
+
     fn reset<'a>(
         &'a self,
         session_id: &'a str,
@@ -265,6 +283,33 @@ impl RemoteCreated {
     }
 }
 
+/// The operator's side of a host over HTTP: creates with the operator's
+/// client ([`SessionOpener`]); each seat gets a client of its own (its
+/// lease header must not be shared).
+struct RemoteOpener<'a> {
+    operator: &'a SessionClient,
+}
+
+impl SessionOpener for RemoteOpener<'_> {
+    type Transport = RemoteTransport;
+
+    fn create_session<'a>(&'a self, body: &'a Value) -> BoxFuture<'a, Result<Observation, SessionError>> {
+        Box::pin(async move {
+            let created = self.operator.create_session(body).await.map_err(session_error)?;
+            Observation::from_envelope(created.envelope)
+        })
+    }
+
+    fn seat_transport(&self, _session_id: &str, seat: &str, token: &str) -> Result<RemoteTransport, SessionError> {
+        let client = SessionClient::builder(self.operator.base_url())
+            .token(token)
+            .participant_id(seat)
+            .build()
+            .map_err(session_error)?;
+        Ok(RemoteTransport::new(client))
+    }
+}
+
 impl RemoteSessionHandle {
     /// Sign every submission with `key` (RFC-010; see
     /// [`LifecycleHandle::with_signing_key`]).
@@ -275,77 +320,37 @@ impl RemoteSessionHandle {
     /// `createSessionHandle(request, policy)`: create a session with the
     /// operator's client (`{...request, policy}`) and return the creator
     /// seat's handle (holding the creator's controller lease) plus the seat
-    /// tokens. The creator seat is the request's `participantId`, else its
-    /// first `seats` entry, else the host's only seat; name it when the
-    /// game has several seats.
+    /// tokens. The contract's [`LifecycleHandle::create`] over HTTP: the
+    /// creator seat is the request's `participantId`, else its first
+    /// `seats` entry, else `"player"` (lifecycle spec §4).
     pub async fn create(
         operator: &SessionClient,
         request: &Value,
         policy: &SessionPolicy,
     ) -> Result<RemoteCreated, SessionError> {
-        let mut body = request
-            .as_object()
-            .cloned()
-            .ok_or_else(|| SessionError::InvalidArgument("the create request must be a JSON object".into()))?;
-        body.insert("policy".into(), policy.value().clone());
-        let named = body
-            .get("participantId")
-            .and_then(Value::as_str)
-            .or_else(|| body.get("seats").and_then(Value::as_array).and_then(|s| s.first()).and_then(Value::as_str))
-            .map(str::to_owned);
-        let created = operator.create_session(&Value::Object(body)).await.map_err(session_error)?;
-        let credentials = created
-            .credentials
-            .clone()
-            .ok_or_else(|| SessionError::Protocol("the create answer carries no seat credentials".into()))?;
-        let creator = match named {
-            Some(seat) => seat,
-            None if credentials.seats.len() == 1 => credentials.seats.keys().next().cloned().unwrap_or_default(),
-            None => {
-                return Err(SessionError::InvalidArgument(
-                    "name the creator seat with participantId: the host created a session with several seats".into(),
-                ));
-            }
-        };
-        let token = credentials.seat(&creator).ok_or_else(|| {
-            SessionError::Protocol(format!("the create answer has no token for the creator seat {creator:?}"))
-        })?;
-        let client = SessionClient::builder(operator.base_url())
-            .token(token)
-            .participant_id(&creator)
-            .build()
-            .map_err(session_error)?;
-        let observation = Observation::from_envelope(created.envelope.clone())?;
-        let transport = RemoteTransport::new(client);
-        transport.set_lease_token(LeaseGrant::token_in(created.envelope.extensions.as_ref()))?;
-        let binding = SessionBinding::from_envelope(&created.envelope, &creator);
-        let inner = LifecycleHandle::new(transport, binding, policy.clone(), None, observation.announces_terminal())?;
+        let created = LifecycleHandle::create(&RemoteOpener { operator }, request, policy).await?;
         Ok(RemoteCreated {
             session_id: created.session_id,
-            creator,
-            handle: RemoteSessionHandle { inner },
-            credentials,
+            creator: created.creator,
+            handle: RemoteSessionHandle { inner: created.handle },
+            credentials: created.credentials,
             base_url: operator.base_url().to_owned(),
         })
     }
 
     /// `attachSessionHandle`: attach the seat of `seat_client` at the
-    /// session's durable head. Refuses a controller that differs from the
-    /// policy's before sending. The handle keeps the (checked) attach
-    /// receipt and any lease the attach granted.
+    /// session's durable head (the contract's [`LifecycleHandle::attach`]).
+    /// Refuses a controller that differs from the policy's before sending.
+    /// The handle keeps the (checked) attach receipt and any lease the
+    /// attach granted.
     pub async fn attach(
         seat_client: SessionClient,
         session_id: &str,
         request: &AttachRequest,
         policy: &SessionPolicy,
     ) -> Result<Self, SessionError> {
-        request.check_against(policy)?;
-        let attached = seat_client.attach(session_id, request).await.map_err(session_error)?;
-        let terminal = gaos_session::announces_terminal(attached.extensions.as_ref());
         let transport = RemoteTransport::new(seat_client);
-        transport.set_lease_token(LeaseGrant::token_in(attached.extensions.as_ref()))?;
-        let inner = LifecycleHandle::new(transport, attached.binding, policy.clone(), attached.receipt, terminal)?;
-        Ok(RemoteSessionHandle { inner })
+        Ok(RemoteSessionHandle { inner: LifecycleHandle::attach(transport, session_id, request, policy).await? })
     }
 
     /// `createSessionHandleFromExisting(existing, policy)`: adopt a durable
@@ -358,6 +363,18 @@ impl RemoteSessionHandle {
     ) -> Result<Self, SessionError> {
         let inner = LifecycleHandle::from_existing(RemoteTransport::new(seat_client), existing, policy)?;
         Ok(RemoteSessionHandle { inner })
+    }
+
+    /// Adopt `seat`'s current head (observe, then adopt the answer; see
+    /// [`LifecycleHandle::adopt_head`]), acting with `seat_client`.
+    pub async fn adopt(
+        seat_client: SessionClient,
+        session_id: &str,
+        seat: &str,
+        policy: &SessionPolicy,
+    ) -> Result<Self, SessionError> {
+        let transport = RemoteTransport::new(seat_client);
+        Ok(RemoteSessionHandle { inner: LifecycleHandle::adopt_head(transport, session_id, seat, policy).await? })
     }
 
     /// The transport (its client, the lease token).

@@ -27,7 +27,7 @@ use std::path::Path;
 use gaos_games::GameRegistry;
 use gaos_json::Value;
 use gaos_session::{AttachRequest, BoxFuture, SessionHandle};
-use gaos_session::{CreatedSession, EpisodeHost, existing_head_from_observation, reissued_token};
+use gaos_session::{CreatedSession, EpisodeHost, reissued_token};
 use gaos_session::{SessionError, SessionPolicy};
 
 use crate::auth::Caller;
@@ -67,10 +67,6 @@ impl InProcessEpisodeHost {
     }
 }
 
-fn answer_value(body: &str) -> Result<Value, SessionError> {
-    gaos_json::parse(body).map_err(|e| SessionError::Protocol(format!("the host answered non-JSON: {e}")))
-}
-
 impl EpisodeHost for InProcessEpisodeHost {
     fn create<'a>(
         &'a self,
@@ -108,10 +104,7 @@ impl EpisodeHost for InProcessEpisodeHost {
         policy: &'a SessionPolicy,
     ) -> BoxFuture<'a, Result<Box<dyn SessionHandle>, SessionError>> {
         Box::pin(async move {
-            let caller = self.host.caller(Some(seat_token)).map_err(session_error)?;
-            let answer = self.host.observe(&caller, session_id).await.map_err(session_error)?;
-            let existing = existing_head_from_observation(session_id, seat, answer_value(&answer.body)?)?;
-            let handle = InProcessSessionHandle::from_existing(&self.host, seat_token, &existing, policy)?;
+            let handle = InProcessSessionHandle::adopt(&self.host, seat_token, session_id, seat, policy).await?;
             Ok(Box::new(handle) as Box<dyn SessionHandle>)
         })
     }

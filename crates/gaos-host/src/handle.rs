@@ -16,7 +16,7 @@
 //! use gaos_runner::{AttachRequest, RunOptions, SessionPolicy, run_session};
 //!
 //! let policy = SessionPolicy::host_default();
-//! let request = gaos_json::parse(r#"{"game":"conformance/counter"}"#).expect("JSON");
+//! let request = gaos_json::parse(r#"{"game":"conformance/counter","participantId":"a"}"#).expect("JSON");
 //! let created = InProcessSessionHandle::create(&host, &request, &policy).await?;
 //! let other = InProcessSessionHandle::attach(
 //!     &host, created.seat_token("b").expect("seat b"), &created.session_id, &AttachRequest::new("b-1"), &policy,
@@ -37,16 +37,14 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use gaos_json::{Value, canonical_json};
-use gaos_kernel::{CommandSubmission, SessionBinding};
-use gaos_session::receipts::AttachReceipt;
-use gaos_session::{AttachRequest, BoxFuture, LeaseGrant, LifecycleHandle, SessionTransport};
+use gaos_json::Value;
+use gaos_kernel::CommandSubmission;
+use gaos_session::{AttachRequest, BoxFuture, LifecycleHandle, SessionOpener, SessionTransport};
 use gaos_session::{Observation, SessionError, SessionPolicy};
 use tokio::sync::broadcast;
 
 use crate::answers::Answer;
 use crate::auth::{Caller, token_hash};
-use crate::envelope::EXT_CREDENTIALS;
 use crate::error::HostError;
 use crate::host::{Host, HostOptions};
 use crate::lease::{LeaseOp, Presented};
@@ -161,6 +159,23 @@ impl SessionTransport for InProcessTransport {
         })
     }
 
+    fn attach<'a>(
+        &'a self,
+        session_id: &'a str,
+        request: &'a AttachRequest,
+    ) -> BoxFuture<'a, Result<Value, SessionError>> {
+        Box::pin(async move {
+            let request = crate::requests::AttachRequest::from_session(request).map_err(session_error)?;
+            let answer = self.host.attach(&self.caller, session_id, self.presented(), request).await;
+            parse_answer(&answer.map_err(session_error)?)
+        })
+    }
+
+    fn present_lease(&self, token: Option<String>) -> Result<(), SessionError> {
+        self.set_lease_token(token);
+        Ok(())
+    }
+
     fn reset<'a>(
         &'a self,
         session_id: &'a str,
@@ -208,13 +223,35 @@ pub struct InProcessSessionHandle {
     inner: LifecycleHandle<InProcessTransport>,
 }
 
+/// The operator's side of a host in this process: creates as the operator
+/// ([`SessionOpener`]), seats act with the tokens the create answer hands out.
+struct InProcessOpener<'a> {
+    host: &'a Host,
+}
+
+impl SessionOpener for InProcessOpener<'_> {
+    type Transport = InProcessTransport;
+
+    fn create_session<'a>(&'a self, body: &'a Value) -> BoxFuture<'a, Result<Observation, SessionError>> {
+        Box::pin(async move {
+            let request = CreateRequest::from_value(body.clone()).map_err(session_error)?;
+            let answer = self.host.create(&Caller::Operator, request).await.map_err(session_error)?;
+            Observation::from_value(&parse_answer(&answer)?, None)
+        })
+    }
+
+    fn seat_transport(&self, _session_id: &str, _seat: &str, token: &str) -> Result<InProcessTransport, SessionError> {
+        InProcessTransport::new(self.host, token)
+    }
+}
+
 /// What [`InProcessSessionHandle::create`] returns: the creator seat's
 /// handle at the durable head, and the credentials for the other seats.
 #[derive(Debug)]
 pub struct InProcessCreated {
     /// The new session.
     pub session_id: String,
-    /// The creator seat (`participantId` of the request, else its first seat).
+    /// The creator seat (see [`LifecycleHandle::create`]).
     pub creator: String,
     /// The creator seat's handle.
     pub handle: InProcessSessionHandle,
@@ -231,10 +268,6 @@ impl InProcessCreated {
     }
 }
 
-fn extension<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
-    value.get("extensions").and_then(|e| e.get(key))
-}
-
 impl InProcessSessionHandle {
     /// Sign every submission with `key` (RFC-010; see
     /// [`LifecycleHandle::with_signing_key`]).
@@ -245,59 +278,29 @@ impl InProcessSessionHandle {
     /// `createSessionHandle(request, policy)`: create a session as the
     /// operator with `{...request, policy}` and return the creator seat's
     /// handle (holding the creator's controller lease) plus the seat tokens.
+    /// The contract's [`LifecycleHandle::create`] over this host: the
+    /// creator seat is the request's `participantId`, else its first
+    /// `seats` entry, else `"player"` (lifecycle spec §4).
     pub async fn create(
         host: &Host,
         request: &Value,
         policy: &SessionPolicy,
     ) -> Result<InProcessCreated, SessionError> {
-        let mut body = request
-            .as_object()
-            .cloned()
-            .ok_or_else(|| SessionError::InvalidArgument("the create request must be a JSON object".into()))?;
-        body.insert("policy".into(), policy.value().clone());
-        let creator = match body.get("participantId").and_then(Value::as_str) {
-            Some(seat) => seat.to_owned(),
-            None => match body.get("seats").and_then(Value::as_array).and_then(|s| s.first()).and_then(Value::as_str) {
-                Some(seat) => seat.to_owned(),
-                None => {
-                    let game = body.get("game").and_then(Value::as_str).unwrap_or_default();
-                    host.registry().get(game).and_then(|g| g.seats().into_iter().next()).unwrap_or_default()
-                }
-            },
-        };
-        let request = CreateRequest::from_value(Value::Object(body)).map_err(session_error)?;
-        let answer = host.create(&Caller::Operator, request).await.map_err(session_error)?;
-        let value = parse_answer(&answer)?;
-        let observation = Observation::from_value(&value, None)?;
-        let session_id = observation.session_id().to_owned();
-        let credentials = extension(&value, EXT_CREDENTIALS)
-            .ok_or_else(|| SessionError::Protocol("the create answer carries no seat credentials".into()))?;
-        let seat_tokens: BTreeMap<String, String> = credentials
-            .get("seats")
-            .and_then(Value::as_object)
-            .map(|seats| seats.iter().filter_map(|(s, t)| Some((s.clone(), t.as_str()?.to_owned()))).collect())
-            .unwrap_or_default();
-        let spectator_token = credentials.get("spectator").and_then(Value::as_str).map(str::to_owned);
-        let token = seat_tokens.get(&creator).ok_or_else(|| {
-            SessionError::Protocol(format!("the create answer has no token for the creator seat {creator:?}"))
-        })?;
-        let transport = InProcessTransport::new(host, token)?;
-        transport.set_lease_token(LeaseGrant::token_in(value.get("extensions").and_then(Value::as_object)));
-        let binding = observation.binding(&creator);
-        let inner = LifecycleHandle::new(transport, binding, policy.clone(), None, observation.announces_terminal())?;
+        let created = LifecycleHandle::create(&InProcessOpener { host }, request, policy).await?;
         Ok(InProcessCreated {
-            session_id,
-            creator,
-            handle: InProcessSessionHandle { inner },
-            seat_tokens,
-            spectator_token,
+            session_id: created.session_id,
+            creator: created.creator,
+            handle: InProcessSessionHandle { inner: created.handle },
+            seat_tokens: created.credentials.seats,
+            spectator_token: created.credentials.spectator,
         })
     }
 
     /// `attachSessionHandle`: attach the seat of `seat_token` at the
-    /// session's durable head. Refuses a controller that differs from the
-    /// policy's before asking the host. The handle keeps the attach receipt
-    /// (if the policy issues receipts) and any lease the attach granted.
+    /// session's durable head (the contract's [`LifecycleHandle::attach`]).
+    /// Refuses a controller that differs from the policy's before asking
+    /// the host. The handle keeps the attach receipt (if the policy issues
+    /// receipts) and any lease the attach granted.
     pub async fn attach(
         host: &Host,
         seat_token: &str,
@@ -305,22 +308,8 @@ impl InProcessSessionHandle {
         request: &AttachRequest,
         policy: &SessionPolicy,
     ) -> Result<Self, SessionError> {
-        request.check_against(policy)?;
         let transport = InProcessTransport::new(host, seat_token)?;
-        let answer = host
-            .attach(
-                &transport.caller,
-                session_id,
-                Presented::default(),
-                crate::requests::AttachRequest::from_session(request).map_err(session_error)?,
-            )
-            .await
-            .map_err(session_error)?;
-        let value = parse_answer(&answer)?;
-        let (binding, receipt, terminal) = read_attach(&value, session_id, request)?;
-        transport.set_lease_token(LeaseGrant::token_in(value.get("extensions").and_then(Value::as_object)));
-        let inner = LifecycleHandle::new(transport, binding, policy.clone(), receipt, terminal)?;
-        Ok(InProcessSessionHandle { inner })
+        Ok(InProcessSessionHandle { inner: LifecycleHandle::attach(transport, session_id, request, policy).await? })
     }
 
     /// `createSessionHandleFromExisting(existing, policy)`: adopt a durable
@@ -336,54 +325,23 @@ impl InProcessSessionHandle {
         Ok(InProcessSessionHandle { inner: LifecycleHandle::from_existing(transport, existing, policy)? })
     }
 
+    /// Adopt `seat`'s current head (observe, then adopt the answer; see
+    /// [`LifecycleHandle::adopt_head`]), acting with `seat_token`.
+    pub async fn adopt(
+        host: &Host,
+        seat_token: &str,
+        session_id: &str,
+        seat: &str,
+        policy: &SessionPolicy,
+    ) -> Result<Self, SessionError> {
+        let transport = InProcessTransport::new(host, seat_token)?;
+        Ok(InProcessSessionHandle { inner: LifecycleHandle::adopt_head(transport, session_id, seat, policy).await? })
+    }
+
     /// The transport (to present a lease token, for instance).
     pub fn transport(&self) -> &InProcessTransport {
         self.inner.transport()
     }
-}
-
-/// Read a `SessionAttach` answer: binding (same session, requested seat),
-/// receipt (answers this request) and whether it announces the end.
-fn read_attach(
-    value: &Value,
-    session_id: &str,
-    request: &AttachRequest,
-) -> Result<(SessionBinding, Option<AttachReceipt>, bool), SessionError> {
-    let protocol = |why: String| SessionError::Protocol(format!("attach answer: {why}"));
-    if value.get("sessionId").and_then(Value::as_str) != Some(session_id) {
-        return Err(protocol(format!("it is not for session {session_id:?}")));
-    }
-    let binding: SessionBinding = value
-        .get("binding")
-        .cloned()
-        .ok_or_else(|| protocol("no binding".into()))
-        .and_then(|b| gaos_json::from_value(b).map_err(|e| protocol(format!("malformed binding: {e}"))))?;
-    binding.validate().map_err(protocol)?;
-    if binding.session_id != session_id {
-        return Err(protocol(format!("the binding is for session {:?}", binding.session_id)));
-    }
-    if let Some(seat) = &request.participant_id
-        && &binding.participant_id != seat
-    {
-        return Err(protocol(format!("the binding is for seat {:?}, not {seat:?}", binding.participant_id)));
-    }
-    let receipt = match value.get("receipt") {
-        None | Some(Value::Null) => None,
-        Some(r) => {
-            let receipt = AttachReceipt::from_value(r).map_err(|e| protocol(e.to_string()))?;
-            if receipt.request_id != request.request_id {
-                return Err(protocol(format!("the receipt answers request {:?}", receipt.request_id)));
-            }
-            if let (Some(asked), Some(got)) = (&request.controller, &receipt.controller)
-                && canonical_json(&asked.to_value()) != canonical_json(&Value::Object(got.clone()))
-            {
-                return Err(protocol("the receipt's controller differs from the requested one".into()));
-            }
-            Some(receipt)
-        }
-    };
-    let terminal = gaos_session::announces_terminal(value.get("extensions").and_then(Value::as_object));
-    Ok((binding, receipt, terminal))
 }
 
 gaos_session::forward_session_handle!(InProcessSessionHandle);

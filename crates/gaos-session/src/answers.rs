@@ -230,7 +230,12 @@ impl SessionCredentials {
 /// when absent, an error when present but not `{seats: {seat: token},
 /// spectator?: token}`.
 pub fn parse_credentials(envelope: &TickEnvelope) -> Result<Option<SessionCredentials>, String> {
-    let Some(value) = envelope.extensions.as_ref().and_then(|ext| ext.get(EXT_CREDENTIALS)) else {
+    credentials_in(envelope.extensions.as_ref())
+}
+
+/// [`parse_credentials`] of an answer's `extensions`.
+pub fn credentials_in(extensions: Option<&Map>) -> Result<Option<SessionCredentials>, String> {
+    let Some(value) = extensions.and_then(|ext| ext.get(EXT_CREDENTIALS)) else {
         return Ok(None);
     };
     let bad =

@@ -36,7 +36,7 @@ use crate::observation::Observation;
 use crate::options::{ActOptions, ObserveOptions};
 use crate::policy::SessionPolicy;
 use crate::receipts::AttachReceipt;
-use crate::requests::{FinalizeRequest, SubmissionCounter};
+use crate::requests::{AttachRequest, FinalizeRequest, SubmissionCounter};
 use crate::state::HandleState;
 
 /// A boxed, `Send` future: what the object-safe traits of this crate return.
@@ -231,6 +231,28 @@ pub trait SessionTransport: Send + Sync {
 
     /// `POST /v1/sessions/{id}/finalize` with this body; the answer as JSON.
     fn finalize<'a>(&'a self, session_id: &'a str, request: &'a Value) -> BoxFuture<'a, Result<Value, SessionError>>;
+
+    /// `POST /v1/sessions/{id}/attach` with this request: the host's answer
+    /// as JSON ([`LifecycleHandle::attach`] checks it). The default offers
+    /// none.
+    fn attach<'a>(
+        &'a self,
+        session_id: &'a str,
+        request: &'a AttachRequest,
+    ) -> BoxFuture<'a, Result<Value, SessionError>> {
+        let _ = (session_id, request);
+        Box::pin(async move {
+            Err(SessionError::Unsupported { operation: "attach", why: "this transport has no attach route".into() })
+        })
+    }
+
+    /// Present `token` as the seat's controller lease from now on (`None`:
+    /// present none): the lease a create or attach answer granted. The
+    /// default holds no lease.
+    fn present_lease(&self, token: Option<String>) -> Result<(), SessionError> {
+        let _ = token;
+        Ok(())
+    }
 
     /// `POST /v1/sessions/{id}/reset` (`{"seed"?, "revision"}`, `revision`
     /// the one the seat saw the level end at): the seat's envelope of the

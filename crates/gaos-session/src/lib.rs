@@ -14,7 +14,8 @@
 //!   [`HandleState`].
 //! - [`SessionPolicy`] and [`SessionControllerIdentity`] (lifecycle spec §2),
 //!   attach receipts and chain checks ([`receipts`], §3), adopting an
-//!   existing head ([`adopt_existing`], §4); the receipts a finalized
+//!   existing head ([`adopt_existing`], §4), and opening a handle once for
+//!   every transport ([`open`]: create, attach, adopt); the receipts a finalized
 //!   replay carries and [`replay_receipts::verify_session_replay`].
 //! - The wire shapes: requests ([`AttachRequest`], [`FinalizeRequest`], the
 //!   default submission id rule) and answers ([`SessionResult`],
@@ -35,6 +36,7 @@ pub mod error_code;
 pub mod extensions;
 pub mod handle;
 pub mod observation;
+pub mod open;
 pub mod options;
 pub mod policy;
 pub mod receipts;
@@ -47,8 +49,8 @@ pub(crate) mod words;
 
 pub use adopt::{ExistingHead, adopt_existing, existing_head_from_observation};
 pub use answers::{
-    LeaseGrant, SessionArtifact, SessionAttach, SessionCredentials, SessionResult, parse_binding, parse_credentials,
-    parse_session_attach,
+    LeaseGrant, SessionArtifact, SessionAttach, SessionCredentials, SessionResult, credentials_in, parse_binding,
+    parse_credentials, parse_session_attach,
 };
 pub use episode_host::{CreatedSession, EpisodeHost, reissued_token};
 pub use error::SessionError;
@@ -61,6 +63,7 @@ pub use handle::{
 pub use observation::{
     EpisodeIdentity, FinalizationStatus, Observation, announces_terminal, finalization, parse_tick_envelope,
 };
+pub use open::{CreatedHandle, DEFAULT_CREATOR_SEAT, SessionOpener};
 pub use options::{ActOptions, ObserveOptions};
 pub use policy::{
     ControllerKind, EvaluationKind, EvaluationPolicy, EvidenceKind, EvidencePolicy, OfficialEvaluation,

@@ -13,6 +13,7 @@
 //! transport, so a gate can never run on one transport only.
 
 mod attach;
+mod create;
 mod drivers;
 mod episodes;
 mod evaluation;
@@ -37,6 +38,7 @@ pub use attach::{
     g4_exact_attach_retries_are_idempotent_and_receipt_chains_verify,
     g9_closing_a_handle_never_touches_authoritative_state,
 };
+pub use create::a_create_that_names_no_seat_opens_the_player_seat;
 pub use episodes::reset_starts_the_next_level_of_a_run_that_advances_on_reset;
 pub use evaluation::{
     finalize_refuses_what_the_policy_or_coverage_forbids_and_practice_is_not_publishable,
@@ -167,6 +169,7 @@ macro_rules! handle_gate_tests {
             official_finalize_returns_the_manifest_bound_score_and_verification_facts,
             finalize_refuses_what_the_policy_or_coverage_forbids_and_practice_is_not_publishable,
             reset_starts_the_next_level_of_a_run_that_advances_on_reset,
+            a_create_that_names_no_seat_opens_the_player_seat,
         );
     };
     (@each $start:path; $($gate:ident),* $(,)?) => {
