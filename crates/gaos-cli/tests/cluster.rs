@@ -3,7 +3,8 @@
 //! session whose owner is killed (SIGKILL) moves to another host with its
 //! transcript, revision, seat tokens, leases and pending intents; an owner
 //! stopped (SIGSTOP) past its membership lease that wakes after its session
-//! moved stores nothing more under its old epoch and forwards instead.
+//! moved stores nothing more under its old epoch and forwards instead; a
+//! turn deadline armed by the old owner fires at the same time on the new one.
 
 use std::time::{Duration, Instant};
 
@@ -251,4 +252,46 @@ fn a_stopped_owner_that_wakes_after_its_session_moved_stores_nothing_under_its_o
         ),
     );
     assert_eq!(old_after_move, "0");
+}
+
+/// A turn deadline is durable, not a fresh turn per host: the session's new
+/// owner fires the timeout at the deadline the old owner armed (on the
+/// database's clock), not a whole turn after it took the session over.
+#[test]
+fn a_turn_deadline_survives_its_session_moving_to_another_host() {
+    const TURN_MS: u64 = 6_000;
+    let mut cluster = TestCluster::start(2);
+    let created_at = Instant::now();
+    let session = create_session(
+        cluster.base(0),
+        cluster.operator(),
+        &json!({"game": "conformance/tictactoe", "level": {"board": ".........", "first": "x"},
+                "timeouts": {"turnMs": TURN_MS}}),
+    );
+    let x = session.token("x").to_owned();
+    assert_eq!(node_of(&http::get(cluster.base(0), &session.path("tick"), Some(&x))), "node-0");
+    cluster.hosts[0].kill();
+    let (served, _) = get_when_served(cluster.base(1), &session.path("tick"), &x, Duration::from_secs(10));
+    assert_eq!(node_of(&served), "node-1");
+    let claimed_at = Instant::now();
+    let x_timed_out = || {
+        let (_, events) = transcript(cluster.base(1), cluster.operator(), &session);
+        events.iter().any(|e| e["kind"] == json!("timeout") && e["participantId"] == json!("x"))
+    };
+    // A fresh turn would time out TURN_MS after the claim; the durable
+    // deadline expires TURN_MS after the create, well before that.
+    let fresh_turn_ends = claimed_at + Duration::from_millis(TURN_MS);
+    while !x_timed_out() {
+        assert!(
+            Instant::now() + Duration::from_millis(500) < fresh_turn_ends,
+            "x's turn did not time out at its deadline ({TURN_MS} ms after the create, {} ms before the claim)",
+            claimed_at.duration_since(created_at).as_millis()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        created_at.elapsed() >= Duration::from_millis(TURN_MS - 200),
+        "the timeout came early: {} ms after the create",
+        created_at.elapsed().as_millis()
+    );
 }
