@@ -4,7 +4,8 @@
 //! transcript, revision, seat tokens, leases and pending intents; an owner
 //! stopped (SIGSTOP) past its membership lease that wakes after its session
 //! moved stores nothing more under its old epoch and forwards instead; a
-//! turn deadline armed by the old owner fires at the same time on the new one.
+//! turn deadline armed by the old owner fires at the same time on the new one;
+//! `/mcp` of a host that does not own a session drives its seat there.
 
 use std::time::{Duration, Instant};
 
@@ -294,4 +295,69 @@ fn a_turn_deadline_survives_its_session_moving_to_another_host() {
         "the timeout came early: {} ms after the create",
         created_at.elapsed().as_millis()
     );
+}
+
+/// One JSON-RPC message to `/mcp` of `base` as `token`: the answer's
+/// message (the transport answers JSON or one SSE `data:` line) and the
+/// MCP session id it names.
+fn mcp(base: &str, token: &str, session: Option<&str>, message: &serde_json::Value) -> (serde_json::Value, String) {
+    let auth = format!("Bearer {token}");
+    let mut headers = vec![
+        ("Authorization", auth.as_str()),
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    if let Some(session) = session {
+        headers.push(("Mcp-Session-Id", session));
+    }
+    let body = message.to_string();
+    let answer = http::send(base, "POST", "/mcp", &headers, Some(body.as_bytes())).expect("POST /mcp");
+    assert!(answer.is_success(), "{}: {}", message["method"], answer.text());
+    let id = answer.header("mcp-session-id").unwrap_or(session.unwrap_or_default()).to_owned();
+    let text = answer.text();
+    // An SSE answer may open with an empty priming event.
+    let json = match text.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).find(|d| !d.is_empty()) {
+        Some(data) => data.to_owned(),
+        None if text.contains("data:") => String::new(),
+        None => text.trim().to_owned(),
+    };
+    (if json.is_empty() { serde_json::Value::Null } else { serde_json::from_str(&json).expect("JSON-RPC") }, id)
+}
+
+/// `/mcp` of a host that does not own the session drives the seat there:
+/// the tools' calls are forwarded to the owner like any other request.
+#[test]
+fn mcp_on_a_host_that_does_not_own_the_session_plays_the_seat() {
+    let cluster = TestCluster::start(2);
+    let session = create_session(cluster.base(0), cluster.operator(), &json!({"game": "conformance/hilo"}));
+    let alice = session.token("alice");
+    let (init, id) = mcp(
+        cluster.base(1),
+        alice,
+        None,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+                "capabilities": {}, "clientInfo": {"name": "cluster-test", "version": "1"}}}),
+    );
+    assert!(init["result"]["serverInfo"].is_object(), "{init}");
+    mcp(cluster.base(1), alice, Some(&id), &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let call = |n: u64, tool: &str, arguments: serde_json::Value| {
+        let (answer, _) = mcp(
+            cluster.base(1),
+            alice,
+            Some(&id),
+            &json!({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}),
+        );
+        assert_ne!(answer["result"]["isError"], json!(true), "{tool}: {answer}");
+        answer["result"].clone()
+    };
+    let observed = call(2, "observe", json!({}));
+    assert!(observed.to_string().contains("legal"), "{observed}");
+    let acted = call(3, "act", json!({"index": 0}));
+    assert!(acted.is_object(), "{acted}");
+    // The move is the owner's: in its transcript, once.
+    let (_, events) = transcript(cluster.base(0), cluster.operator(), &session);
+    let alices: Vec<_> = http::accepted_identities(&events).into_iter().filter(|(seat, _)| seat == "alice").collect();
+    assert_eq!(alices.len(), 1, "{alices:?}");
+    let tick = http::get(cluster.base(0), &session.path("tick"), Some(alice));
+    assert_eq!(node_of(&tick), "node-0", "the session did not move");
 }
