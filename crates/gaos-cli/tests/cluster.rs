@@ -5,7 +5,8 @@
 //! stopped (SIGSTOP) past its membership lease that wakes after its session
 //! moved stores nothing more under its old epoch and forwards instead; a
 //! turn deadline armed by the old owner fires at the same time on the new one;
-//! `/mcp` of a host that does not own a session drives its seat there.
+//! `/mcp` of a host that does not own a session drives its seat there; a host
+//! without a session's game module never claims it.
 
 use std::time::{Duration, Instant};
 
@@ -27,6 +28,11 @@ struct TestCluster {
 impl TestCluster {
     /// `n` hosts sharing one database, operator token and host key.
     fn start(n: usize) -> TestCluster {
+        TestCluster::start_with(n, |_| Vec::new())
+    }
+
+    /// [`TestCluster::start`], host `i` with `extra(i)` more arguments.
+    fn start_with(n: usize, extra: impl Fn(usize) -> Vec<String>) -> TestCluster {
         let url = postgres::server().database("cluster");
         let token = format!("gaos_op_{}", "ab".repeat(32));
         let key = "cd".repeat(32);
@@ -38,7 +44,9 @@ impl TestCluster {
             std::fs::write(dir.path().join("host-key"), &key).expect("key");
             let lease = LEASE_MS.to_string();
             let node = format!("node-{i}");
-            let args = ["--store", url.as_str(), "--node-id", node.as_str(), "--node-lease-ms", lease.as_str()];
+            let mut args = vec!["--store", url.as_str(), "--node-id", node.as_str(), "--node-lease-ms", lease.as_str()];
+            let more = extra(i);
+            args.extend(more.iter().map(String::as_str));
             hosts.push(TestServer::start_in(GAOS, dir.path(), &args));
             dirs.push(dir);
         }
@@ -360,4 +368,26 @@ fn mcp_on_a_host_that_does_not_own_the_session_plays_the_seat() {
     assert_eq!(alices.len(), 1, "{alices:?}");
     let tick = http::get(cluster.base(0), &session.path("tick"), Some(alice));
     assert_eq!(node_of(&tick), "node-0", "the session did not move");
+}
+
+/// A host that does not serve a session's game module never claims it: the
+/// killed owner's session answers `409 module_changed` naming the module
+/// (and stays the owner's) until a host with the same module takes it.
+#[test]
+fn a_host_without_the_sessions_module_does_not_claim_it() {
+    let module = concat!(env!("CARGO_MANIFEST_DIR"), "/../../conformance/modules/counter.mjs");
+    let mut cluster =
+        TestCluster::start_with(2, |i| if i == 0 { vec!["--game".into(), module.into()] } else { vec![] });
+    let session = create_session(cluster.base(0), cluster.operator(), &json!({"game": "conformance/counter"}));
+    let a = session.token("a").to_owned();
+    assert_eq!(http::get(cluster.base(0), &session.path("tick"), Some(&a)).status, 200);
+    cluster.hosts[0].kill();
+    std::thread::sleep(Duration::from_millis(LEASE_MS + 500));
+    let refused = http::get(cluster.base(1), &session.path("tick"), Some(&a));
+    assert_eq!(refused.status, 409, "{}", refused.text());
+    assert_eq!(refused.json()["code"], json!("module_changed"), "{}", refused.text());
+    assert!(refused.text().contains("sha256"), "{}", refused.text());
+    let owner =
+        TestPostgres::query(&cluster.url, &format!("SELECT owner FROM gaos_sessions WHERE id = '{}'", session.id));
+    assert_eq!(owner, "node-0", "not claimed by a host without the module");
 }
