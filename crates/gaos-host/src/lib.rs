@@ -14,6 +14,7 @@
 //!     listen: "127.0.0.1:8899".into(),
 //!     host: gaos_host::host::HostOptions::new(gaos_games::GameRegistry::builtin()),
 //!     limits: gaos_host::connections::ConnectionLimits::default(),
+//!     store: gaos_host::serve::StoreChoice::Sqlite,
 //! };
 //! gaos_host::serve::serve(options, async { let _ = tokio::signal::ctrl_c().await; }).await
 //! # }
