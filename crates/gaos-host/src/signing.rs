@@ -47,7 +47,10 @@ pub(crate) const SIGNATURES_EXTENSION: &str = "gaos.session.signatures";
 /// `{state, problems, seats: [{seat, submissions, validSignatures,
 /// chainReproduced, policySatisfied, chainHead}]}`) plus, per seat,
 /// `signed`: every one of its moves is on its chain and covered by its key.
-pub(crate) fn signature_report(replay: &str) -> Result<Value, HostError> {
+/// An unsigned session's report (`state: "unsigned"`) names every declared
+/// seat with `signed: false`, so the result answers the question per seat
+/// either way.
+pub(crate) fn signature_report(replay: &str, declared: &[String]) -> Result<Value, HostError> {
     let view = gaos_kernel::replay::read_replay(replay)
         .map_err(|e| HostError::internal(format!("the session's replay does not read back: {e}")))?;
     let report = gaos_kernel::replay::check_signatures(&view);
@@ -57,6 +60,14 @@ pub(crate) fn signature_report(replay: &str) -> Result<Value, HostError> {
             let signed = seat.get("chainReproduced") == Some(&Value::Bool(true))
                 && seat.get("policySatisfied") == Some(&Value::Bool(true));
             seat.insert("signed".into(), signed.into());
+        }
+        if seats.is_empty() {
+            for seat in declared {
+                let mut entry = Map::new();
+                entry.insert("seat".into(), seat.clone().into());
+                entry.insert("signed".into(), false.into());
+                seats.push(Value::Object(entry));
+            }
         }
     }
     Ok(value)
