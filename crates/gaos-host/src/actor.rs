@@ -24,6 +24,7 @@ mod leases;
 mod mailbox;
 mod persist;
 mod reset;
+mod seat_keys;
 mod seat_states;
 mod streams;
 mod timers;
@@ -139,6 +140,9 @@ pub(crate) struct SessionActor {
     checkpoint_every: u64,
     /// False once the game said its state cannot be checkpointed.
     checkpoints_supported: bool,
+    /// The open tick-bounded window (its cursor) and how many scheduled
+    /// ticks it has waited (`timers.rs`).
+    window_wait: (u64, u64),
     /// The owner and epoch every write of this actor is fenced with.
     fence: Fence,
     /// Set once a write failed or was fenced (`actor/persist.rs`): the actor
@@ -222,6 +226,7 @@ impl SessionActor {
             clock,
             checkpoint_every,
             checkpoints_supported: true,
+            window_wait: (0, 0),
             fence,
             stopped: None,
             stopped_flag: Arc::clone(&stopped_flag),

@@ -135,6 +135,12 @@ impl ChainSigner {
         if ext.get("scheme").and_then(Value::as_str) != Some(SIGNATURE_SCHEME) {
             return Err(protocol(format!("{EXT_SIGNING}.scheme is not {SIGNATURE_SCHEME}")));
         }
+        if let Some(awaiting) = ext.get("awaitingSeatKeys") {
+            return Err(protocol(format!(
+                "session {session_id} waits for seats {awaiting} to register their keys at attach; no seat signs \
+                 (or moves) before the roster is complete"
+            )));
+        }
         let field = |key: &str| {
             ext.get(key)
                 .and_then(Value::as_str)
