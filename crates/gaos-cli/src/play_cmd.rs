@@ -149,17 +149,7 @@ fn signing_keys(
     if specs.is_empty() {
         return Ok(None);
     }
-    let mut given = std::collections::BTreeMap::new();
-    for spec in specs {
-        let (seat, file) = spec.split_once('=').ok_or_else(|| format!("--seat-key {spec}: expected SEAT=FILE"))?;
-        if !seats.iter().any(|s| s == seat) {
-            return Err(format!("--seat-key {spec}: no seat {seat:?} (seats: {})", seats.join(", ")));
-        }
-        let key = SeatSigningKey::read_file(std::path::Path::new(file)).map_err(|e| format!("--seat-key {e}"))?;
-        if given.insert(seat.to_owned(), key).is_some() {
-            return Err(format!("--seat-key: seat {seat} has two keys"));
-        }
-    }
+    let mut given = crate::seat_key_args::read_seat_keys(specs, seats)?;
     Ok(Some(
         seats
             .iter()
