@@ -322,19 +322,12 @@ async fn play(
             for (i, seat) in seats.iter().enumerate().skip(1) {
                 let token = created.seat_token(seat).ok_or_else(|| format!("the session has no seat {seat:?}"))?;
                 let attach = AttachRequest::new(format!("gaos-play:{seat}"));
-                let mut handle = InProcessSessionHandle::attach(&host, token, &created.session_id, &attach, &policy)
+                let handle = InProcessSessionHandle::attach(&host, token, &created.session_id, &attach, &policy)
                     .await
                     .map_err(|e| format!("attach {seat}: {e}"))?;
-                if let Some(key) = key_of(i) {
-                    handle = handle.with_signing_key(key);
-                }
-                handles.push(Box::new(handle));
+                handles.push(Box::new(handle.with_signing_key(key_of(i))));
             }
-            let creator = match key_of(0) {
-                Some(key) => created.handle.with_signing_key(key),
-                None => created.handle,
-            };
-            handles.insert(0, Box::new(creator));
+            handles.insert(0, Box::new(created.handle.with_signing_key(key_of(0))));
             (handles, "in process".to_owned())
         }
         Some(url) => {
@@ -351,19 +344,12 @@ async fn play(
             for (i, seat) in seats.iter().enumerate().skip(1) {
                 let client = created.seat_client(seat).map_err(|e| e.to_string())?;
                 let attach = AttachRequest::new(format!("gaos-play:{seat}"));
-                let mut handle = RemoteSessionHandle::attach(client, &created.session_id, &attach, &policy)
+                let handle = RemoteSessionHandle::attach(client, &created.session_id, &attach, &policy)
                     .await
                     .map_err(|e| format!("attach {seat}: {e}"))?;
-                if let Some(key) = key_of(i) {
-                    handle = handle.with_signing_key(key);
-                }
-                handles.push(Box::new(handle));
+                handles.push(Box::new(handle.with_signing_key(key_of(i))));
             }
-            let creator = match key_of(0) {
-                Some(key) => created.handle.with_signing_key(key),
-                None => created.handle,
-            };
-            handles.insert(0, Box::new(creator));
+            handles.insert(0, Box::new(created.handle.with_signing_key(key_of(0))));
             (handles, operator.base_url().to_owned())
         }
     };
