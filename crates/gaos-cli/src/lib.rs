@@ -33,6 +33,7 @@ mod openai_args;
 mod play_cmd;
 mod play_console;
 mod replay_cmd;
+mod seat_key_args;
 mod serve_cmd;
 mod session_cmd;
 mod store_args;

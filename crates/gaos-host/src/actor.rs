@@ -25,6 +25,7 @@ mod leases;
 mod mailbox;
 mod persist;
 mod reset;
+mod seat_keys;
 mod seat_states;
 mod streams;
 mod timers;
@@ -143,6 +144,9 @@ pub(crate) struct SessionActor {
     checkpoints_supported: bool,
     /// The identities this actor compacted away (`below_floor.rs`).
     below_floor: Arc<BelowFloor>,
+    /// The open tick-bounded window (its cursor) and how many scheduled
+    /// ticks it has waited (`timers.rs`).
+    window_wait: (u64, u64),
     /// The owner and epoch every write of this actor is fenced with.
     fence: Fence,
     /// Set once a write failed or was fenced (`actor/persist.rs`): the actor
@@ -229,6 +233,7 @@ impl SessionActor {
             checkpoint_every,
             checkpoints_supported: true,
             below_floor: Arc::new(below_floor),
+            window_wait: (0, 0),
             fence,
             stopped: None,
             stopped_flag: Arc::clone(&stopped_flag),

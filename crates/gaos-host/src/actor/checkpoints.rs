@@ -50,7 +50,10 @@ impl SessionActor {
         // A multi-level run keeps its levels' whole logs in memory: its run
         // replay, transcript and restart walk them per level (episodes.rs),
         // and a level is one game, so the log stays small.
-        if every == 0 || !self.checkpoints_supported || self.config.run.is_some() {
+        // A signed session keeps its whole log too: a checkpoint (format 1.0)
+        // has no place for the seats' chain heads, and until its roster is
+        // complete its kernel is rebuilt from its events (`seat_keys.rs`).
+        if every == 0 || !self.checkpoints_supported || self.config.run.is_some() || self.config.is_signed() {
             return;
         }
         let revision = self.kernel.transition_revision();

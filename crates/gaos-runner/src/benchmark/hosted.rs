@@ -20,6 +20,7 @@ use crate::benchmark::factory::{
 use crate::benchmark::manifest::BenchmarkManifest;
 use crate::benchmark::plan::EpisodePlan;
 use crate::drivers::DriverSettings;
+use gaos_session::signing::SeatSigningKey;
 use gaos_session::{AttachRequest, BoxFuture, EpisodeHost, SessionPolicy};
 
 /// What the factory knows about the benchmark's game.
@@ -58,6 +59,8 @@ pub struct HostedEpisodeFactory<H> {
     settings: DriverSettings,
     policy: SessionPolicy,
     manifest: Value,
+    /// Seat keys given for signed episodes (empty: unsigned episodes).
+    seat_keys: BTreeMap<String, SeatSigningKey>,
 }
 
 impl<H: EpisodeHost> HostedEpisodeFactory<H> {
@@ -92,7 +95,58 @@ impl<H: EpisodeHost> HostedEpisodeFactory<H> {
             )));
         }
         let policy = episode_policy(manifest, &drivers.agent(scored));
-        Ok(HostedEpisodeFactory { host, game, drivers, settings, policy, manifest: manifest.value().clone() })
+        Ok(HostedEpisodeFactory {
+            host,
+            game,
+            drivers,
+            settings,
+            policy,
+            manifest: manifest.value().clone(),
+            seat_keys: BTreeMap::new(),
+        })
+    }
+
+    /// Play signed episodes (RFC-010, `gaos bench run --seat-key SEAT=FILE`):
+    /// each episode's create names every seat's public key, and every seat's
+    /// handle signs its moves. A seat given no key signs with one derived
+    /// from the first given key (in seat order) and the episode
+    /// ([`SeatSigningKey::derive`]), so a resume, or a take-over of an
+    /// episode whose session outlived its run, signs with the same keys.
+    /// Refuses keys for seats the game does not have.
+    pub fn signed_by(mut self, keys: BTreeMap<String, SeatSigningKey>) -> Result<Self, FactoryError> {
+        if let Some(seat) = keys.keys().find(|s| !self.game.seats.contains(s)) {
+            return Err(FactoryError(format!(
+                "--seat-key names seat {seat:?}, but game {} has seats {}",
+                self.game.id,
+                self.game.seats.join(", ")
+            )));
+        }
+        self.seat_keys = keys;
+        Ok(self)
+    }
+
+    /// The key `seat` signs with in episode `plan` (`None`: unsigned episodes).
+    fn seat_key(&self, plan: &EpisodePlan, seat: &str) -> Option<SeatSigningKey> {
+        if let Some(key) = self.seat_keys.get(seat) {
+            return Some(key.clone());
+        }
+        let root = self.game.seats.iter().find_map(|s| self.seat_keys.get(s))?;
+        Some(root.derive(&format!("{}/{seat}", episode_session_id(plan))))
+    }
+
+    /// `seatKeys` + `signaturePolicy` of a signed episode's create request.
+    fn add_signing(&self, plan: &EpisodePlan, request: &mut Map) {
+        let keys: Vec<Value> = self
+            .game
+            .seats
+            .iter()
+            .filter_map(|seat| self.seat_key(plan, seat).map(|key| key.seat_key(seat, 1)))
+            .collect();
+        if keys.is_empty() {
+            return;
+        }
+        request.insert("seatKeys".into(), Value::Array(keys));
+        request.insert("signaturePolicy".into(), gaos_kernel::signing::signature_policy_value());
     }
 
     /// The agent identity (the scored seat's driver kind, the assignment as id).
@@ -129,8 +183,9 @@ impl<H: EpisodeHost> HostedEpisodeFactory<H> {
         // digest), not only one started with `--manifest`.
         if let Some(map) = request.as_object_mut() {
             map.insert("manifest".into(), self.manifest.clone());
+            self.add_signing(plan, map);
         }
-        let created = match self.host.create(&request, &self.policy).await {
+        let created = match self.host.create(&request, &self.policy, self.seat_key(plan, scored)).await {
             Ok(created) => created,
             // A run stopped between creating this session and recording it:
             // take the session over (new seat tokens) and continue it.
@@ -152,7 +207,8 @@ impl<H: EpisodeHost> HostedEpisodeFactory<H> {
             })?;
             let request =
                 AttachRequest { participant_id: Some(seat.clone()), ..AttachRequest::new(format!("bench:{seat}")) };
-            let handle = self.host.attach(&created.session_id, token, &request, &self.policy).await?;
+            let signing = self.seat_key(plan, seat);
+            let handle = self.host.attach(&created.session_id, token, &request, &self.policy, signing).await?;
             seats.push(EpisodeSeat { handle, driver: self.driver(seat, plan)?, accepted: 0 });
         }
         Ok(EpisodeSession {
@@ -182,15 +238,16 @@ impl<H: EpisodeHost> HostedEpisodeFactory<H> {
                 participant_id: Some(seat.clone()),
                 ..AttachRequest::new(format!("bench-resume:{seat}:{events}"))
             };
-            let handle = match self.host.attach(session_id, token, &request, &self.policy).await {
-                Ok(handle) => handle,
-                // Finalized before the run recorded it: adopt the head;
-                // run_session repeats the finalize and gets the stored result.
-                Err(e) if e.code() == Some(&ErrorCode::SessionFinalized) => {
-                    self.host.adopt(session_id, seat, token, &self.policy).await?
-                }
-                Err(e) => return Err(e.into()),
-            };
+            let handle =
+                match self.host.attach(session_id, token, &request, &self.policy, self.seat_key(plan, seat)).await {
+                    Ok(handle) => handle,
+                    // Finalized before the run recorded it: adopt the head;
+                    // run_session repeats the finalize and gets the stored result.
+                    Err(e) if e.code() == Some(&ErrorCode::SessionFinalized) => {
+                        self.host.adopt(session_id, seat, token, &self.policy).await?
+                    }
+                    Err(e) => return Err(e.into()),
+                };
             if receipt_digest.is_none() {
                 receipt_digest = handle.receipt().map(|r| r.receipt_digest);
             }
