@@ -112,6 +112,7 @@ pub mod control;
 pub mod driver;
 pub mod drivers;
 pub mod error;
+mod host_seats;
 pub mod reconnect;
 pub mod run;
 

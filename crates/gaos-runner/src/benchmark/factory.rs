@@ -250,17 +250,5 @@ impl DriverAssignment {
 /// events of the seat). Factories use it to move a resumed driver past the
 /// decisions the session already holds.
 pub fn accepted_commands(transcript: &str, seat: &str) -> Result<u64, String> {
-    let mut count = 0;
-    for (number, line) in transcript.lines().enumerate().skip(1) {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let event = gaos_json::parse(line).map_err(|e| format!("transcript line {} is not JSON: {e}", number + 1))?;
-        if event.get("kind").and_then(Value::as_str) == Some("intent-accepted")
-            && event.get("participantId").and_then(Value::as_str) == Some(seat)
-        {
-            count += 1;
-        }
-    }
-    Ok(count)
+    crate::host_seats::accepted_submissions(transcript, seat).map(|ids| ids.len() as u64)
 }
