@@ -504,10 +504,13 @@ fn must_wait(observation: &Observation, seat: &str) -> bool {
 ///    unpaced: background, bounded by `max_pending_presentations`); on an
 ///    episode change reset the driver under fresh-per-episode (never for
 ///    the first episode) and call `on_episode_change`; stop when the
-///    observation is done ([`Observation::is_done`]); when the seat has
+///    observation is done ([`Observation::is_done`]; the driver's
+///    [`AgentDriver::end`] is told the outcome first); when the seat has
 ///    nothing to decide, wait for a change ([`SessionHandle::wait_for_change`],
 ///    no busy polling) and observe again; otherwise ask the driver, call
-///    `on_decision`, and `act` with the decision's action unchanged.
+///    `on_decision`, and `act` with the decision's action unchanged (under
+///    the id `<tag>:<default id>` when the decision carries a
+///    [`Decision::submission_tag`]).
 /// 3. Await the presentations. `Caller` returns `Terminal`; `Automatic`
 ///    finalizes with the default request, calls `on_finalized` and returns
 ///    `Finalized` with the result.
@@ -594,6 +597,8 @@ pub async fn run_session(
             }
         }
         if observation.is_done() {
+            let outcome = observation.tick().get("outcome").cloned().unwrap_or(Value::Null);
+            deciders.agent.end(&outcome).await;
             break;
         }
         if must_wait(&observation, &seat) {
@@ -667,7 +672,10 @@ pub async fn run_session(
         let action = decision.action.clone();
         // Named explicitly so that a resend after a lost answer carries the
         // same id (the handle resends the identical submission).
-        let submission_id = handle.next_submission_id();
+        let submission_id = match &decision.submission_tag {
+            Some(tag) => format!("{tag}:{}", handle.next_submission_id()),
+            None => handle.next_submission_id(),
+        };
         let send = || handle.act_with(action.clone(), ActOptions::new().submission_id(submission_id.clone()));
         let mut answer = send().await;
         let mut head: Option<Observation> = None;
