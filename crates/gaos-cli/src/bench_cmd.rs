@@ -45,7 +45,8 @@ pub struct RunArgs {
     /// The manifest (gaos.benchmark-manifest.v1 JSON).
     manifest: PathBuf,
     /// SPEC (every seat) or SEAT=SPEC; SPEC is random | random:SEED | first-legal |
-    /// scripted:FILE | human | openai | openai:MODEL. Seats not named play random.
+    /// scripted:FILE | human | openai | openai:MODEL | process:COMMAND (started in the
+    /// manifest's directory). Seats not named play random.
     #[arg(long = "driver")]
     drivers: Vec<String>,
     /// Episodes run at once.
@@ -170,7 +171,12 @@ fn setup(args: &RunArgs, registry: &GameRegistry) -> Result<Setup, String> {
     if human && args.jobs > 1 {
         return Err("a human driver plays one episode at a time; use --jobs 1".into());
     }
-    let settings = DriverSettings { openai: args.openai.config(), ..DriverSettings::new(0, "player") };
+    let manifest_dir = args.manifest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let process = gaos_runner::drivers::ProcessSettings {
+        cwd: Some(std::fs::canonicalize(manifest_dir).map_err(|e| format!("{}: {e}", manifest_dir.display()))?),
+        ..Default::default()
+    };
+    let settings = DriverSettings { openai: args.openai.config(), process, ..DriverSettings::new(0, "player") };
     let out = match (&args.out, args.resume) {
         (Some(out), _) => out.clone(),
         (None, true) => return Err("--resume needs --out DIR (the directory of the run to continue)".into()),

@@ -43,7 +43,8 @@ pub struct PlayArgs {
     /// Without --seat, --drivers go to the game's seats in order.
     #[arg(long = "seat")]
     seats: Vec<String>,
-    /// random | random:SEED | first-legal | scripted:FILE | human | openai | openai:MODEL
+    /// random | random:SEED | first-legal | scripted:FILE | human | openai | openai:MODEL |
+    /// process:COMMAND (a program speaking JSON lines; docs/process-agents.md)
     #[arg(long = "driver")]
     drivers: Vec<String>,
     /// Session seed (also seeds random drivers: seed XOR fnv1a(seat)); random when absent.
@@ -197,6 +198,7 @@ fn controller(specs: &[(String, DriverSpec)]) -> SessionControllerIdentity {
         .map(|(_, spec)| match spec {
             DriverSpec::Human => "human",
             DriverSpec::OpenAi { .. } => "provider",
+            DriverSpec::Process { .. } => "cli",
             _ => "local-agent",
         })
         .collect();
@@ -237,9 +239,26 @@ pub fn run(mut args: PlayArgs, registry: &GameRegistry) -> ExitCode {
         nanos ^ std::process::id().rotate_left(16)
     });
     let openai = args.openai.config();
+    // What a `process` driver's start message says: the game, the level played and the seed.
+    let levels = registry.get(&args.game).map(|g| g.levels()).unwrap_or_default();
+    let level = match &args.level_id {
+        Some(id) => levels.into_iter().find(|l| &l.id == id),
+        None => levels.into_iter().next(),
+    };
     let mut drivers: Vec<Box<dyn AgentDriver>> = Vec::new();
-    for (seat, spec) in &assignments {
-        let settings = DriverSettings { openai: openai.clone(), ..DriverSettings::new(seed, seat.clone()) };
+    for ((seat, spec), text) in
+        assignments.iter().zip(args.drivers.iter().map(String::as_str).chain(std::iter::repeat("random")))
+    {
+        let start = gaos_runner::drivers::ProcessStart {
+            game: args.game.clone(),
+            seat: seat.clone(),
+            level_id: level.as_ref().map(|l| l.id.clone()).or_else(|| args.level_id.clone()).unwrap_or_default(),
+            level: level.as_ref().map_or(Value::Null, |l| l.level.clone()),
+            seed,
+            entrant: text.to_owned(),
+        };
+        let process = gaos_runner::drivers::ProcessSettings { start, ..Default::default() };
+        let settings = DriverSettings { openai: openai.clone(), process, ..DriverSettings::new(seed, seat.clone()) };
         match spec.build(&settings) {
             Ok(driver) => drivers.push(driver),
             Err(e) => return usage(format!("seat {seat}: {e}")),

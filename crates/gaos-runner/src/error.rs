@@ -39,6 +39,10 @@ pub enum DriverError {
     /// The driver is misconfigured (bad file, missing API key, ...).
     #[error("driver configuration: {0}")]
     Config(String),
+    /// An agent process gave no usable answer: unreadable, late, or it
+    /// exited (the `process` driver).
+    #[error("the agent process: {0}")]
+    Process(String),
 }
 
 /// Why [`crate::run_session`] stopped before the session's game ended.

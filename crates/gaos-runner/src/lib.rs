@@ -24,8 +24,9 @@
 //!   guidance, interrupts and seat takeovers from people as inputs
 //!   ([`run_control`]).
 //! - [`AgentDriver`] — what decides. Built in ([`drivers`]): `random`,
-//!   `first-legal`, `scripted`, `human` and `openai` (any OpenAI-compatible
-//!   chat-completions endpoint; cargo feature `openai`, on by default).
+//!   `first-legal`, `scripted`, `human`, `openai` (any OpenAI-compatible
+//!   chat-completions endpoint; cargo feature `openai`, on by default) and
+//!   `process` (a program in any language, JSON lines on stdin/stdout).
 //!
 //! Benchmark orchestration ([`benchmark`]) builds on these: a benchmark
 //! episode is a session created (or attached) with a policy by a

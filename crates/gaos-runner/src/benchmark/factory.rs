@@ -209,10 +209,12 @@ impl DriverAssignment {
     }
 
     /// The agent identity: kind from the scored seat's driver (`openai` is a
-    /// provider, the rest run locally), id from the whole assignment.
+    /// provider, `process` a CLI, the rest run locally), id from the whole
+    /// assignment.
     pub fn agent(&self, scored_seat: &str) -> AgentIdentity {
         let kind = match self.spec_for(scored_seat) {
             DriverSpec::OpenAi { .. } => AgentKind::Provider,
+            DriverSpec::Process { .. } => AgentKind::Cli,
             _ => AgentKind::Local,
         };
         let mut id = self.default.0.clone();

@@ -14,7 +14,8 @@ use gaos_json::Value;
 use crate::benchmark::checkpoint::{AgentIdentity, InProgressEpisode};
 use crate::benchmark::error::FactoryError;
 use crate::benchmark::factory::{
-    DriverAssignment, EpisodeSeat, EpisodeSession, SessionFactory, episode_policy, episode_request, episode_session_id,
+    DriverAssignment, EpisodeSeat, EpisodeSession, SessionFactory, episode_level, episode_policy, episode_request,
+    episode_session_id,
 };
 use crate::benchmark::manifest::BenchmarkManifest;
 use crate::benchmark::plan::EpisodePlan;
@@ -111,7 +112,15 @@ impl<H: EpisodeHost> HostedEpisodeFactory<H> {
     }
 
     fn driver(&self, seat: &str, plan: &EpisodePlan) -> Result<Box<dyn crate::AgentDriver>, FactoryError> {
-        Ok(self.drivers.build(seat, plan, &self.settings)?)
+        // A `process` driver is told what it plays.
+        let mut settings = self.settings.clone();
+        let start = &mut settings.process.start;
+        start.game = self.game.id.clone();
+        start.level_id = plan.task_id.clone();
+        start.level = self.game.levels.get(&plan.task_id).map_or(Value::Null, |level| episode_level(level, plan));
+        start.seed = plan.seed;
+        start.entrant = self.agent().id;
+        Ok(self.drivers.build(seat, plan, &settings)?)
     }
 
     /// The episode's sessions from open seats: a driver per seat, moved
