@@ -31,7 +31,9 @@
 //! Benchmark orchestration ([`benchmark`]) builds on these: a benchmark
 //! episode is a session created (or attached) with a policy by a
 //! [`benchmark::SessionFactory`], run with [`run_session`], and finalized.
-//! There is no benchmark-only handle or runner.
+//! There is no benchmark-only handle or runner. Arenas ([`arena`]) play
+//! tournaments between agents the same way, one session per match, and
+//! rate the entrants from the replays.
 //!
 //! # Example
 //!
@@ -107,6 +109,7 @@
 //! - A handle also turns terminal on `gaos.session.finalization.status ==
 //!   "finalized"` (another holder finalized), not only `terminal`.
 
+pub mod arena;
 pub mod benchmark;
 pub mod clock;
 pub mod control;
