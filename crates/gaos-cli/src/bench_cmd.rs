@@ -9,7 +9,6 @@
 //! a stopped run without redoing completed episodes. `verify` checks a
 //! bundle: exit 0 valid, 1 invalid, 2 usage or IO error.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -20,7 +19,6 @@ use clap::{Args, Subcommand};
 use gaos_games::GameRegistry;
 use gaos_json::{Map, Value, canonical_json};
 use gaos_kernel::{Game, GameRef};
-use gaos_runner::CancellationToken;
 use gaos_runner::benchmark::{
     BenchmarkError, BenchmarkManifest, BenchmarkObserver, BenchmarkOptions, BenchmarkRun, BenchmarkStatus,
     BundleReadError, Checkpoint, CompletedEpisode, DriverAssignment, EpisodePlan, GameInfo, HostedEpisodeFactory,
@@ -28,7 +26,7 @@ use gaos_runner::benchmark::{
     scoring_plugin, verify_bundle, write_bundle_dir,
 };
 use gaos_runner::drivers::{DriverSettings, DriverSpec};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 
 /// `gaos bench` subcommands.
 #[derive(Debug, Subcommand)]
@@ -180,10 +178,7 @@ fn setup(args: &RunArgs, registry: &GameRegistry) -> Result<Setup, String> {
     let out = match (&args.out, args.resume) {
         (Some(out), _) => out.clone(),
         (None, true) => return Err("--resume needs --out DIR (the directory of the run to continue)".into()),
-        (None, false) => {
-            let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
-            PathBuf::from("runs").join(format!("{}-{ms}", manifest.benchmark.id))
-        }
+        (None, false) => crate::run_support::default_run_dir(&manifest.benchmark.id),
     };
     let checkpoint = out.join("checkpoint.json");
     let resume = if args.resume {
@@ -209,14 +204,7 @@ fn run_command(args: RunArgs, registry: &GameRegistry) -> ExitCode {
         Ok(setup) => setup,
         Err(e) => return usage(e),
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => return usage(format!("cannot start the async runtime: {e}")),
-    };
-    let code = runtime.block_on(run_async(&args, setup));
-    // A person's prompt may still block a thread on stdin; do not wait for it.
-    runtime.shutdown_timeout(Duration::from_millis(100));
-    code
+    crate::run_support::block_on(run_async(&args, setup), usage)
 }
 
 async fn run_async(args: &RunArgs, setup: Setup) -> ExitCode {
@@ -239,13 +227,9 @@ async fn run_async(args: &RunArgs, setup: Setup) -> ExitCode {
             }
         }
         Some(url) => {
-            let Some(token) = args
-                .token
-                .clone()
-                .or_else(|| std::env::var("GAOS_OPERATOR_TOKEN").ok())
-                .filter(|t| !t.trim().is_empty())
-            else {
-                return usage("--host needs the operator token: pass --token or set GAOS_OPERATOR_TOKEN");
+            let token = match crate::run_support::operator_token(args.token.as_ref()) {
+                Ok(token) => token,
+                Err(e) => return usage(e),
             };
             let episode_host = match gaos_client::bench::RemoteEpisodeHost::new(url, &token) {
                 Ok(host) => host,
@@ -261,13 +245,7 @@ async fn run_async(args: &RunArgs, setup: Setup) -> ExitCode {
         }
     };
     let resumed = resume.as_ref().map(|c| (c.completed.len(), c.in_progress.len()));
-    let cancel = CancellationToken::new();
-    let interrupt = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            interrupt.cancel();
-        }
-    });
+    let cancel = crate::run_support::cancel_on_ctrl_c();
     let mut options = BenchmarkOptions::new(args.jobs, agent.clone());
     options.resume = resume;
     options.checkpoint_path = Some(checkpoint.clone());
@@ -363,13 +341,7 @@ fn finish(
     let packed =
         pack_run_with_module(manifest, run, submission, module_sha256.as_deref()).map_err(|e| e.to_string())?;
     let bundle = out.join("bundle");
-    let staging = out.join(format!(".bundle-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&staging);
-    write_bundle_dir(&staging, &packed.files).map_err(|e| e.to_string())?;
-    if bundle.exists() {
-        std::fs::remove_dir_all(&bundle).map_err(|e| format!("cannot replace {}: {e}", bundle.display()))?;
-    }
-    std::fs::rename(&staging, &bundle).map_err(|e| format!("cannot move the bundle to {}: {e}", bundle.display()))?;
+    crate::run_support::replace_dir(&bundle, |dir| write_bundle_dir(dir, &packed.files).map_err(|e| e.to_string()))?;
     let read = read_bundle_dir(&bundle).map_err(|e| format!("the bundle just written does not read back: {e}"))?;
     let resolve = resolver(registry);
     let scorer = scoring_plugin(&manifest.scoring.plugin).map_err(|e| e.to_string())?;
@@ -509,18 +481,8 @@ struct Progress {
 
 impl Progress {
     fn new() -> Self {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let bar = ProgressBar::new(0);
-            let style = ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:40.cyan/blue} {pos}/{len} episodes ({msg}) ETA {eta}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> ");
-            bar.set_style(style);
-            bar
-        });
         Progress {
-            bar,
+            bar: crate::run_support::progress_bar("episodes"),
             total: AtomicUsize::new(0),
             done: AtomicUsize::new(0),
             completed: AtomicUsize::new(0),
@@ -654,17 +616,14 @@ fn verify_command(args: VerifyArgs, registry: &GameRegistry) -> ExitCode {
     };
     let mut registry = registry.clone();
     let adapter = &manifest.benchmark.adapter;
-    let module = match (&args.adapter, &args.manifest) {
-        (Some(file), _) => Some(file.clone()),
-        (None, Some(path)) if crate::modules::is_module_reference(adapter) => {
-            Some(path.parent().unwrap_or(Path::new("")).join(adapter))
-        }
-        (None, None) if crate::modules::is_module_reference(adapter) => {
-            return usage(format!(
-                "this benchmark's game is the game module {adapter:?}: pass --adapter FILE (or --manifest FILE beside it)"
-            ));
-        }
-        (None, _) => None,
+    let module = match crate::modules::verifier_module(
+        adapter,
+        args.adapter.as_deref(),
+        args.manifest.as_deref(),
+        "benchmark",
+    ) {
+        Ok(module) => module,
+        Err(e) => return usage(e),
     };
     let (game_id, module_sha256) = match module {
         Some(path) => match args

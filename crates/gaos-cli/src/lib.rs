@@ -1,5 +1,5 @@
 //! The `gaos` command line as a library: a crate with games of its own gets
-//! every subcommand (serve, games, play, bench, mcp, replay, conformance,
+//! every subcommand (serve, games, play, bench, arena, mcp, replay, conformance,
 //! kernel-bench, loadgen, session) serving the built-in games and its own.
 //!
 //! ```no_run
@@ -17,6 +17,10 @@
 //! the kernel allocates many small JSON values per transition.
 
 mod app;
+mod arena_chart;
+mod arena_cmd;
+mod arena_progress;
+mod arena_verify;
 mod bench_cmd;
 mod cli;
 mod environment;
@@ -31,6 +35,7 @@ mod openai_args;
 mod play_cmd;
 mod play_console;
 mod replay_cmd;
+mod run_support;
 mod serve_cmd;
 mod session_cmd;
 mod store_args;

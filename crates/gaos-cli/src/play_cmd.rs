@@ -264,20 +264,16 @@ pub fn run(mut args: PlayArgs, registry: &GameRegistry) -> ExitCode {
             Err(e) => return usage(format!("seat {seat}: {e}")),
         }
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => return usage(format!("cannot start the async runtime: {e}")),
-    };
-    let result = runtime.block_on(play(&args, registry, &assignments, drivers, seed));
-    // A person's prompt may still block a thread on stdin; do not wait for it.
-    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("gaos play: {e}");
-            ExitCode::FAILURE
+    let played = async {
+        match play(&args, registry, &assignments, drivers, seed).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("gaos play: {e}");
+                ExitCode::FAILURE
+            }
         }
-    }
+    };
+    crate::run_support::block_on(played, usage)
 }
 
 async fn play(
@@ -319,12 +315,7 @@ async fn play(
             (handles, "in process".to_owned())
         }
         Some(url) => {
-            let token = args
-                .token
-                .clone()
-                .or_else(|| std::env::var("GAOS_OPERATOR_TOKEN").ok())
-                .filter(|t| !t.trim().is_empty())
-                .ok_or("--host needs the operator token: pass --token or set GAOS_OPERATOR_TOKEN")?;
+            let token = crate::run_support::operator_token(args.token.as_ref())?;
             let operator = SessionClient::new(url, token).map_err(|e| e.to_string())?;
             let created =
                 RemoteSessionHandle::create(&operator, &request, &policy).await.map_err(|e| format!("create: {e}"))?;
@@ -355,13 +346,7 @@ async fn play(
     let handles: Vec<Arc<dyn SessionHandle>> = handles.into_iter().map(Arc::from).collect();
     // One seat failing (or Ctrl-C) stops every seat: the others would wait
     // for it forever. The session itself stays as it is.
-    let cancel = CancellationToken::new();
-    let interrupt = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            interrupt.cancel();
-        }
-    });
+    let cancel = crate::run_support::cancel_on_ctrl_c();
     let mut tasks = Vec::new();
     for (handle, mut driver) in handles.iter().cloned().zip(drivers) {
         let seat = handle.seat().to_owned();
