@@ -54,6 +54,7 @@ pub(crate) fn ratings_svg(title: &str, standings: &Value) -> Result<String, Stri
             .disable_x_mesh()
             .x_labels(rows.len().max(1))
             .x_label_formatter(&label)
+            .y_label_formatter(&|v| format!("{v:.0}"))
             .y_desc("rating (Bradley–Terry, Elo scale, mean 1000)")
             .draw()
             .map_err(|e| chart_error(&e))?;
@@ -61,13 +62,6 @@ pub(crate) fn ratings_svg(title: &str, standings: &Value) -> Result<String, Stri
             .draw_series(rows.iter().enumerate().map(|(i, (_, rating, low, high))| {
                 ErrorBar::new_vertical(SegmentValue::CenterOf(i), *low, *rating, *high, BLUE.stroke_width(2), 18)
             }))
-            .map_err(|e| chart_error(&e))?;
-        chart
-            .draw_series(
-                rows.iter()
-                    .enumerate()
-                    .map(|(i, (_, rating, _, _))| Circle::new((SegmentValue::CenterOf(i), *rating), 5, BLUE.filled())),
-            )
             .map_err(|e| chart_error(&e))?;
         let value_style = TextStyle::from(("sans-serif", 13).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom));
         chart

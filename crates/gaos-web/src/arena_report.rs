@@ -157,11 +157,15 @@ pub fn arena_report_html(
     let seats = if manifest.schedule.rotate_seats { ", seats rotated" } else { "" };
     let rules = manifest.illegal_moves;
     html.push_str(&format!(
-        "<p>Game <code>{}</code>, {} matches, {}{seats}. A refused or unreadable move is asked again {} time(s), then the seat {}.</p>\n",
+        "<p>Game <code>{}</code>, {} matches, {}{seats}. After a refused or unreadable move the agent is {}; then the seat {}.</p>\n",
         escape(&manifest.arena.adapter),
         records.len(),
         escape(&schedule),
-        rules.retries,
+        match rules.retries {
+            0 => "not asked again".to_owned(),
+            1 => "asked once more".to_owned(),
+            n => format!("asked up to {n} more times"),
+        },
         match rules.then {
             gaos_runner::arena::AfterRetries::Forfeit => "forfeits the match",
             gaos_runner::arena::AfterRetries::Random => "plays a random legal move",
