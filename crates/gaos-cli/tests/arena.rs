@@ -10,7 +10,9 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use gaos_testkit::kill::kill_when;
 
 use serde_json::Value;
 
@@ -324,16 +326,7 @@ fn a_killed_run_resumes_without_replaying_matches_and_packs_the_same_bundle() {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn gaos arena run");
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while journal(&journal_path).0.len() < 3 {
-        if let Some(status) = child.try_wait().expect("poll") {
-            panic!("the run ended ({status}) before it could be killed");
-        }
-        assert!(Instant::now() < deadline, "no match completed within two minutes");
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    child.kill().expect("SIGKILL");
-    child.wait().expect("reap");
+    kill_when(&mut child, || journal(&journal_path).0.len() >= 3, Duration::from_secs(120), "the tournament");
     let (kept, in_progress) = journal(&journal_path);
     assert!(kept.len() < 36, "killed part-way");
 
