@@ -449,6 +449,19 @@ mod tests {
         assert_eq!(manifest.max_steps, 1000);
         assert_eq!(manifest.rating, RatingSettings { bootstrap: 200, seed: 0, prior: 1.0 });
         assert_eq!(manifest.entrants[0].driver, DriverSpec::Random { seed: None });
+        let models = MINIMAL.replace(r#""driver":"first-legal""#, r#""driver":"openai:gpt-4o-mini""#);
+        let manifest = ArenaManifest::parse(&models).expect("a model entrant");
+        assert_eq!(manifest.entrants[1].driver, DriverSpec::OpenAi { model: Some("gpt-4o-mini".into()) });
+        let process = MINIMAL.replace(
+            r#""driver":"first-legal""#,
+            r#""driver":"process","command":["python3","bot.py"],"deadlineMs":250"#,
+        );
+        let manifest = ArenaManifest::parse(&process).expect("a process entrant");
+        assert_eq!(
+            manifest.entrants[1].driver,
+            DriverSpec::Process { command: vec!["python3".into(), "bot.py".into()] }
+        );
+        assert_eq!(manifest.entrants[1].deadline_ms, 250);
     }
 
     #[test]
