@@ -62,7 +62,9 @@ pub struct RunArgs {
     /// then starts its in-progress episodes over.
     #[arg(long, conflicts_with = "host")]
     host_data: Option<PathBuf>,
-    /// Run the episodes on a running host (e.g. http://127.0.0.1:8899) instead of in process.
+    /// Run the episodes on a running host (e.g. http://127.0.0.1:8899)
+    /// instead of in process; several hosts of a cluster separated by
+    /// commas spread the episodes over them.
     #[arg(long)]
     host: Option<String>,
     /// Operator token for --host (default: $GAOS_OPERATOR_TOKEN).
@@ -231,7 +233,10 @@ async fn run_async(args: &RunArgs, setup: Setup) -> ExitCode {
                 Ok(token) => token,
                 Err(e) => return usage(e),
             };
-            let episode_host = match gaos_client::bench::RemoteEpisodeHost::new(url, &token) {
+            // `--host URL,URL,…`: the episodes spread over the hosts of a cluster.
+            let urls: Vec<String> =
+                url.split(',').map(str::trim).filter(|u| !u.is_empty()).map(str::to_owned).collect();
+            let episode_host = match gaos_client::bench::RemoteEpisodeHost::spread(&urls, &token) {
                 Ok(host) => host,
                 Err(e) => return usage(e),
             };

@@ -8,8 +8,8 @@ use clap::{Parser, Subcommand};
 use gaos_games::GameRegistry;
 
 use crate::{
-    arena_cmd, bench_cmd, games_cmd, kernel_bench, loadgen, long_bench, mcp_cmd, modules, play_cmd, replay_cmd,
-    serve_cmd, session_cmd,
+    arena_cmd, bench_cmd, games_cmd, kernel_bench, keygen_cmd, loadgen, long_bench, mcp_cmd, modules, play_cmd,
+    replay_cmd, serve_cmd, session_cmd,
 };
 
 /// `gaos --version`: the crate version and the git commit it was built from
@@ -54,6 +54,10 @@ pub(crate) enum Command {
         /// from the latest checkpoint and finalize/verify are skipped.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         compact_every: Option<u64>,
+        /// RFC-010 signed ingest: every submission carries a chain link and an
+        /// Ed25519 signature the kernel checks (signed before the clock starts).
+        #[arg(long)]
+        signed: bool,
     },
     /// gaos.replay tools: verify and inspect replay files.
     Replay {
@@ -81,6 +85,8 @@ pub(crate) enum Command {
     },
     /// Serve one seat's tools to an MCP client (an LLM agent) over stdio.
     Mcp(mcp_cmd::McpArgs),
+    /// Write a seat's Ed25519 key pair for signed play (FILE and FILE.pub, the roster entry).
+    Keygen(keygen_cmd::KeygenArgs),
     /// A running host's sessions from a shell: new, act, observe, finalize, reset.
     Session {
         #[command(subcommand)]
@@ -137,8 +143,15 @@ pub(crate) fn dispatch(command: Command, registry: &GameRegistry) -> ExitCode {
                 }
             }
         }
-        Command::KernelBench { transitions, json, game_module, module_limits, compact_every } => {
-            match kernel_bench::run_with(transitions, registry, game_module.as_deref(), &module_limits, compact_every) {
+        Command::KernelBench { transitions, json, game_module, module_limits, compact_every, signed } => {
+            match kernel_bench::run_with(
+                transitions,
+                registry,
+                game_module.as_deref(),
+                &module_limits,
+                compact_every,
+                signed,
+            ) {
                 Ok(report) => {
                     if json {
                         println!("{}", gaos_json::canonical_json(&report.to_json()));
@@ -160,6 +173,7 @@ pub(crate) fn dispatch(command: Command, registry: &GameRegistry) -> ExitCode {
         Command::Bench { command } => bench_cmd::run(command, registry),
         Command::Arena { command } => arena_cmd::run(command, registry),
         Command::Mcp(args) => mcp_cmd::run(args),
+        Command::Keygen(args) => keygen_cmd::run(args),
         Command::Session { command } => session_cmd::run(command),
     }
 }

@@ -19,6 +19,8 @@ use crate::kernel_bench_memory::{Compactor, rss_kib};
 /// Measurements of one run.
 #[derive(Debug, Clone)]
 pub struct BenchReport {
+    /// RFC-010 signed ingest: every submission signed and checked.
+    pub signed: bool,
     pub transitions: u64,
     pub rounds: u64,
     pub total: Duration,
@@ -58,6 +60,7 @@ impl BenchReport {
     pub fn to_json(&self) -> Value {
         let mut map = Map::new();
         map.insert("transitions".into(), self.transitions.into());
+        map.insert("signed".into(), self.signed.into());
         map.insert("rounds".into(), self.rounds.into());
         map.insert("events".into(), self.events.into());
         map.insert("seconds".into(), Value::Number(self.total.as_secs_f64()));
@@ -83,8 +86,10 @@ impl BenchReport {
     pub fn table(&self) -> String {
         let mut out = String::new();
         out.push_str(&format!(
-            "kernel-bench: {} committed transitions ({} rounds of ingest a, ingest b, advance) on conformance/counter\n\n",
-            self.transitions, self.rounds
+            "kernel-bench: {} committed transitions ({} rounds of ingest a, ingest b, advance) on conformance/counter{}\n\n",
+            self.transitions,
+            self.rounds,
+            if self.signed { ", signed (RFC-010: every chain link and Ed25519 signature checked)" } else { "" }
         ));
         out.push_str(&format!("{:<28} {:>14}\n", "phase", "value"));
         out.push_str(&format!("{:<28} {:>14.0}\n", "transitions/s (overall)", self.rate()));
@@ -127,11 +132,25 @@ impl BenchReport {
 
 /// Run the benchmark for (at least) `transitions` committed transitions of
 /// `registry`'s `conformance/counter` game.
+#[cfg(test)]
 pub fn run(transitions: u64, registry: &GameRegistry, compact_every: Option<u64>) -> Result<BenchReport, String> {
+    run_signed(transitions, registry, compact_every, false)
+}
+
+/// [`run`], with every submission signed (RFC-010) when `signed`.
+pub fn run_signed(
+    transitions: u64,
+    registry: &GameRegistry,
+    compact_every: Option<u64>,
+    signed: bool,
+) -> Result<BenchReport, String> {
     let game = registry
         .get("conformance/counter")
         .ok_or("kernel-bench runs conformance/counter, and this gaos has no game of that id")?;
-    run_game(transitions, &game, registry, compact_every).map_err(|e| e.to_string())
+    if signed && compact_every.is_some() {
+        return Err("--signed keeps the whole log (a signed session is not compacted); drop --compact-every".into());
+    }
+    run_game(transitions, &game, registry, compact_every, signed).map_err(|e| e.to_string())
 }
 
 /// [`run`], or the same benchmark on the game module `module` (loaded
@@ -142,12 +161,13 @@ pub fn run_with(
     module: Option<&std::path::Path>,
     limits: &crate::modules::ModuleLimitArgs,
     compact_every: Option<u64>,
+    signed: bool,
 ) -> Result<BenchReport, String> {
-    let Some(path) = module else { return run(transitions, registry, compact_every) };
+    let Some(path) = module else { return run_signed(transitions, registry, compact_every, signed) };
     let mut registry = registry.clone();
     let id = crate::modules::add_module(&mut registry, path, &limits.limits()?)?;
     let game = registry.get(&id).ok_or("the module just loaded is registered")?;
-    run_game(transitions, &game, &registry, compact_every).map_err(|e| e.to_string())
+    run_game(transitions, &game, &registry, compact_every, signed).map_err(|e| e.to_string())
 }
 
 fn run_game(
@@ -155,6 +175,7 @@ fn run_game(
     game: &Arc<dyn Game>,
     registry: &GameRegistry,
     compact_every: Option<u64>,
+    signed: bool,
 ) -> Result<BenchReport, KernelError> {
     let rounds = transitions.div_ceil(3).max(1);
     let transitions = rounds * 3;
@@ -166,6 +187,7 @@ fn run_game(
             .seed(1, SeedPolicy::Explicit)
             .seats(vec!["a".into(), "b".into()])
             .cadence(Cadence::Turns)
+            .signing(signed.then(crate::kernel_bench_signed::roster))
             .build(),
     );
     let mut kernel = SessionKernel::from_shared(Arc::clone(&options))?;
@@ -173,8 +195,6 @@ fn run_game(
     let tenth = (transitions / 10).max(1);
     let mut tenths = Vec::with_capacity(10);
     let mut rss_tenths_kib = Vec::with_capacity(10);
-    let start = Instant::now();
-    let mut mark = start;
     let mut done = 0u64;
     // Events persisted (a host would write them; with compaction the kernel drops them).
     let mut committed_events = 0usize;
@@ -184,10 +204,23 @@ fn run_game(
     let mut command_b = Map::new();
     command_b.insert("n".into(), 2.into());
     let command_b = Value::Object(command_b);
+    // Signing is the client's work: done before the clock starts.
+    let mut presigned = if signed {
+        crate::kernel_bench_signed::presign(&kernel, rounds, [&command_a, &command_b]).into_iter()
+    } else {
+        Vec::new().into_iter()
+    };
+    let start = Instant::now();
+    let mut mark = start;
     for round in 0..rounds {
         for (seat, command) in [("a", &command_a), ("b", &command_b)] {
-            let id = format!("{seat}-{round}");
-            let submission = CommandSubmission::new("bench", kernel.cursor(), seat, &id, command.clone());
+            let submission = match presigned.next() {
+                Some(submission) => submission,
+                None => {
+                    let id = format!("{seat}-{round}");
+                    CommandSubmission::new("bench", kernel.cursor(), seat, &id, command.clone())
+                }
+            };
             let mut prepared = kernel.prepare_ingest(&submission)?;
             committed_events += prepared.events().len();
             kernel.commit(&mut prepared)?;
@@ -215,6 +248,7 @@ fn run_game(
         let rehydrate = t.elapsed();
         assert_eq!(restored.digest(), kernel.digest(), "the restored kernel must equal the live kernel");
         return Ok(BenchReport {
+            signed,
             transitions,
             rounds,
             total,
@@ -253,6 +287,7 @@ fn run_game(
         return Err(KernelError::replay(problems));
     }
     Ok(BenchReport {
+        signed,
         transitions,
         rounds,
         total,

@@ -27,6 +27,8 @@ mod environment;
 mod games_cmd;
 mod kernel_bench;
 mod kernel_bench_memory;
+mod kernel_bench_signed;
+mod keygen_cmd;
 mod loadgen;
 mod long_bench;
 mod mcp_cmd;

@@ -26,14 +26,22 @@
 //!   reported from each action's *scheduled* time, so a host that falls
 //!   behind is charged for the backlog it causes (no coordinated omission).
 
-use std::collections::BTreeMap;
-use std::fmt::Write as _;
+mod audit;
+mod histogram;
+mod host_cpu;
+mod report;
+
+use std::collections::{BTreeMap, HashMap};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gaos_client::{ClientError, Cursor, SessionClient, SubmitOptions, TickResult};
+use gaos_client::{ClientError, Cursor, SessionClient, TickResult};
 use gaos_json::{Map, Value};
+use gaos_kernel::CommandSubmission;
+
+use histogram::Histogram;
+use report::{HostMetrics, Report};
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 
@@ -48,10 +56,13 @@ const ERROR_PAUSE: Duration = Duration::from_millis(50);
 /// Arguments of `gaos loadgen`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct LoadgenArgs {
-    /// Base URL of a running host, e.g. http://127.0.0.1:8899. The operator
-    /// token comes from the GAOS_OPERATOR_TOKEN environment variable.
-    #[arg(long)]
-    host: String,
+    /// Base URL of a running host, e.g. http://127.0.0.1:8899, or several
+    /// hosts of a cluster separated by commas: sessions are spread over
+    /// them, and a submission that gets no answer (or 503) is resent to the
+    /// next host, with the same submission id. The operator token comes
+    /// from the GAOS_OPERATOR_TOKEN environment variable.
+    #[arg(long, value_delimiter = ',', required = true, value_name = "URL[,URL…]")]
+    host: Vec<String>,
     /// Concurrent conformance/counter sessions.
     #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     sessions: u32,
@@ -81,10 +92,17 @@ pub struct LoadgenArgs {
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
-    /// Sample this process's RSS (the host's pid, Linux /proc) every 5 s
-    /// from the start and print the samples after the run.
-    #[arg(long, value_name = "PID")]
-    host_pid: Option<u32>,
+    /// The host processes (Linux /proc): their CPU time over the measured
+    /// window is reported per acknowledged action, and their RSS sampled
+    /// every 5 s and printed after the run. Several pids separated by commas.
+    #[arg(long, value_name = "PID[,PID…]", value_delimiter = ',')]
+    host_pid: Vec<u32>,
+    /// After the run, check every session's transcript: each acknowledged
+    /// submission in it exactly once (none lost, none doubled), and report
+    /// how long sessions were unavailable (a failover's cost). Exits 1 when
+    /// a submission was lost or doubled.
+    #[arg(long)]
+    audit: bool,
 }
 
 /// Run `gaos loadgen`.
@@ -125,9 +143,9 @@ pub fn run(args: LoadgenArgs) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-    let sampler = args.host_pid.map(crate::long_bench::RssSampler::start);
+    let samplers: Vec<_> = args.host_pid.iter().map(|pid| crate::long_bench::RssSampler::start(*pid)).collect();
     let outcome = runtime.block_on(load(&args, &token));
-    if let Some(sampler) = sampler {
+    for sampler in samplers {
         print!("{}", sampler.finish());
     }
     match outcome {
@@ -136,6 +154,9 @@ pub fn run(args: LoadgenArgs) -> ExitCode {
                 println!("{}", gaos_json::canonical_json(&report.to_json()));
             } else {
                 print!("{}", report.table());
+            }
+            if report.audit.as_ref().is_some_and(|a| a.lost > 0 || a.doubled > 0) {
+                return ExitCode::FAILURE;
             }
             ExitCode::SUCCESS
         }
@@ -148,6 +169,8 @@ pub fn run(args: LoadgenArgs) -> ExitCode {
 
 /// One session under load.
 struct LoadSession {
+    /// The index of the host it was created at.
+    host: usize,
     id: String,
     /// (seat, token).
     seats: Vec<(String, String)>,
@@ -176,17 +199,24 @@ async fn load(args: &LoadgenArgs, token: &str) -> Result<Report, String> {
         .build()
         .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
     let timeout = Duration::from_secs_f64(args.timeout);
-    let operator = SessionClient::builder(&args.host)
-        .token(token)
-        .timeout(timeout)
-        .http_client(http.clone())
-        .build()
-        .map_err(|e| e.to_string())?;
+    // One operator per host; session i is created at host i mod n.
+    let operators: Vec<SessionClient> = args
+        .host
+        .iter()
+        .map(|host| {
+            SessionClient::builder(host.trim())
+                .token(token)
+                .timeout(timeout)
+                .http_client(http.clone())
+                .build()
+                .map_err(|e| format!("--host {host}: {e}"))
+        })
+        .collect::<Result<_, _>>()?;
     let seats = seat_names(args.seats);
     let request = Arc::new(create_request(&seats, args.rounds));
 
     let setup_started = Instant::now();
-    let sessions = create_sessions(&operator, &request, &seats, args.sessions as usize).await?;
+    let sessions = create_sessions(&operators, &request, &seats, args.sessions as usize).await?;
     let setup = setup_started.elapsed();
 
     let duration = Duration::from_secs_f64(args.duration);
@@ -197,6 +227,7 @@ async fn load(args: &LoadgenArgs, token: &str) -> Result<Report, String> {
     let interval = args.rate.map(|rate| Duration::from_secs_f64(sessions.len() as f64 * args.seats as f64 / rate));
     let schedule_start = Instant::now();
     let session_count = sessions.len().max(1);
+    let mut ids = Vec::with_capacity(sessions.len());
     let mut tasks = JoinSet::new();
     for (index, session) in sessions.into_iter().enumerate() {
         let schedule = interval.map(|interval| Schedule {
@@ -206,16 +237,23 @@ async fn load(args: &LoadgenArgs, token: &str) -> Result<Report, String> {
         let (cursor_tx, cursor_rx) = watch::channel(session.start.clone());
         let cursor_tx = Arc::new(cursor_tx);
         let id: Arc<str> = session.id.into();
+        ids.push(Arc::clone(&id));
         for (seat, seat_token) in session.seats {
-            let client = SessionClient::builder(&args.host)
-                .token(seat_token)
-                .participant_id(&seat)
-                .timeout(timeout)
-                .http_client(http.clone())
-                .build()
-                .map_err(|e| e.to_string())?;
+            // The session's own host first, then the others in turn.
+            let clients = (0..args.host.len())
+                .map(|k| {
+                    SessionClient::builder(args.host[(session.host + k) % args.host.len()].trim())
+                        .token(&seat_token)
+                        .participant_id(&seat)
+                        .timeout(timeout)
+                        .http_client(http.clone())
+                        .build()
+                        .map_err(|e| e.to_string())
+                })
+                .collect::<Result<Vec<_>, _>>()?;
             let driver = SeatDriver {
-                client,
+                clients,
+                current: 0,
                 session_id: Arc::clone(&id),
                 seat,
                 cursor: session.start.clone(),
@@ -224,21 +262,31 @@ async fn load(args: &LoadgenArgs, token: &str) -> Result<Report, String> {
                 measure_from,
                 deadline,
                 schedule,
+                failing_since: None,
                 stats: SeatStats::default(),
             };
             tasks.spawn(driver.run());
         }
     }
     tokio::time::sleep_until(measure_from.into()).await;
-    let host_before = HostMetrics::fetch(&http, operator.base_url()).await;
+    let hosts_before = HostMetrics::fetch_all(&http, &args.host).await;
+    let cpu_before = host_cpu::total(&args.host_pid);
     let mut total = SeatStats::default();
     while let Some(joined) = tasks.join_next().await {
         let stats = joined.map_err(|e| format!("a seat task failed: {e}"))?;
         total.merge(stats);
     }
-    let host_after = HostMetrics::fetch(&http, operator.base_url()).await;
+    let cpu_used = host_cpu::total(&args.host_pid) - cpu_before;
+    let hosts_after = HostMetrics::fetch_all(&http, &args.host).await;
+    let audit = if args.audit {
+        let transcripts =
+            Transcripts { http: http.clone(), hosts: args.host.clone(), token: token.to_owned(), timeout };
+        Some(audit::audit(&total.acked, &total.outages, |session| transcripts.fetch(session)).await)
+    } else {
+        None
+    };
     Ok(Report {
-        host: operator.base_url().to_owned(),
+        host: args.host.join(","),
         sessions: args.sessions as usize,
         seats: args.seats as usize,
         threads: args.threads as usize,
@@ -247,30 +295,61 @@ async fn load(args: &LoadgenArgs, token: &str) -> Result<Report, String> {
         measured: duration,
         rate: args.rate,
         stats: total,
-        host_metrics: host_before.zip(host_after).map(|(before, after)| after.since(&before)),
+        host_metrics: hosts_before.zip(hosts_after).map(|(before, after)| after.since(&before)),
+        host_cpu_seconds: (!args.host_pid.is_empty()).then_some(cpu_used),
+        audit,
     })
 }
 
+/// Reads session transcripts for the audit, from whichever host answers.
+struct Transcripts {
+    http: gaos_client::reqwest::Client,
+    hosts: Vec<String>,
+    token: String,
+    timeout: Duration,
+}
+
+impl Transcripts {
+    async fn fetch(&self, session: Arc<str>) -> Result<String, String> {
+        let mut last = String::from("no host");
+        for host in &self.hosts {
+            let url = format!("{}/v1/sessions/{}/transcript", host.trim().trim_end_matches('/'), session);
+            let sent = self.http.get(&url).bearer_auth(&self.token).timeout(self.timeout * 4).send().await;
+            match sent {
+                Ok(response) if response.status().is_success() => {
+                    return response.text().await.map_err(|e| format!("GET {url}: {e}"));
+                }
+                Ok(response) => last = format!("GET {url}: HTTP {}", response.status()),
+                Err(e) => last = format!("GET {url}: {e}"),
+            }
+        }
+        Err(last)
+    }
+}
+
 async fn create_sessions(
-    operator: &SessionClient,
+    operators: &[SessionClient],
     request: &Arc<Value>,
     seats: &[String],
     count: usize,
 ) -> Result<Vec<LoadSession>, String> {
     let gate = Arc::new(Semaphore::new(CREATE_CONCURRENCY));
     let mut creating = JoinSet::new();
-    for _ in 0..count {
-        let operator = operator.clone();
+    for index in 0..count {
+        let host = index % operators.len();
+        let operator = operators[host].clone();
         let request = Arc::clone(request);
         let gate = Arc::clone(&gate);
         creating.spawn(async move {
             let _permit = gate.acquire_owned().await.map_err(|e| e.to_string())?;
-            operator.create_session(&request).await.map_err(|e| format!("creating a session failed: {e}"))
+            let created =
+                operator.create_session(&request).await.map_err(|e| format!("creating a session failed: {e}"))?;
+            Ok::<_, String>((host, created))
         });
     }
     let mut sessions = Vec::with_capacity(count);
     while let Some(joined) = creating.join_next().await {
-        let created = joined.map_err(|e| format!("a create task failed: {e}"))??;
+        let (host, created) = joined.map_err(|e| format!("a create task failed: {e}"))??;
         let credentials = created.credentials.ok_or_else(|| {
             format!("the host did not hand out seat tokens for {} (gaos.host.credentials)", created.session_id)
         })?;
@@ -282,7 +361,7 @@ async fn create_sessions(
             seat_tokens.push((seat.clone(), token.to_owned()));
         }
         let start = Cursor { tick_id: created.envelope.tick_id.clone(), revision: created.envelope.revision };
-        sessions.push(LoadSession { id: created.session_id, seats: seat_tokens, start });
+        sessions.push(LoadSession { id: created.session_id, host, seats: seat_tokens, start });
     }
     Ok(sessions)
 }
@@ -297,6 +376,13 @@ struct SeatStats {
     errors: BTreeMap<String, u64>,
     /// `GET /tick` recoveries (after errors or a missed publication).
     resyncs: u64,
+    /// Every acknowledged `(seat, submission id)`, by session (the audit).
+    acked: HashMap<Arc<str>, Vec<(String, String)>>,
+    /// Per session: the longest time one of its seats went from a failed
+    /// try to its next acknowledged action.
+    outages: HashMap<Arc<str>, Duration>,
+    /// Submissions resent to another host after no answer.
+    failovers: u64,
 }
 
 impl SeatStats {
@@ -308,12 +394,23 @@ impl SeatStats {
             *self.errors.entry(code).or_default() += n;
         }
         self.resyncs += other.resyncs;
+        self.failovers += other.failovers;
+        for (session, acks) in other.acked {
+            self.acked.entry(session).or_default().extend(acks);
+        }
+        for (session, outage) in other.outages {
+            let longest = self.outages.entry(session).or_default();
+            *longest = (*longest).max(outage);
+        }
     }
 }
 
 /// One seat's loop: submit at the current window, then learn the next one.
 struct SeatDriver {
-    client: SessionClient,
+    /// A client per host: the session's own first.
+    clients: Vec<SessionClient>,
+    /// The host this seat sends to now.
+    current: usize,
     session_id: Arc<str>,
     seat: String,
     cursor: Cursor,
@@ -327,6 +424,8 @@ struct SeatDriver {
     deadline: Instant,
     /// Open loop: when this seat's next action is due.
     schedule: Option<Schedule>,
+    /// When this seat's tries started failing (until one is acknowledged).
+    failing_since: Option<Instant>,
     stats: SeatStats,
 }
 
@@ -352,9 +451,19 @@ impl SeatDriver {
                 }
                 tokio::time::sleep_until(due.into()).await;
             }
-            let options = SubmitOptions { submission_id: None, cursor: Some(self.cursor.clone()) };
+            // The id names the seat and the window, so a resend of the same
+            // move (to another host, after no answer) is the same submission.
+            let submission_id = format!("{}.{}", self.seat, self.cursor.revision);
+            let mut submission = CommandSubmission::new(
+                &self.session_id,
+                self.cursor.revision,
+                &self.seat,
+                &submission_id,
+                command.clone(),
+            );
+            submission.tick_id = self.cursor.tick_id.clone();
             let sent = Instant::now();
-            let answer = self.client.submit_command(&self.session_id, &self.seat, command.clone(), options).await;
+            let answer = self.clients[self.current].send_submission(&submission).await;
             let answered = Instant::now();
             match answer {
                 Ok(answer) => {
@@ -366,6 +475,15 @@ impl SeatDriver {
                             self.stats.scheduled_latency.record(answered - scheduled);
                         }
                     }
+                    self.stats
+                        .acked
+                        .entry(Arc::clone(&self.session_id))
+                        .or_default()
+                        .push((self.seat.clone(), submission_id));
+                    if let Some(since) = self.failing_since.take() {
+                        let outage = self.stats.outages.entry(Arc::clone(&self.session_id)).or_default();
+                        *outage = (*outage).max(answered - since);
+                    }
                     if let Some(schedule) = self.schedule.as_mut() {
                         schedule.next_due += schedule.interval;
                     }
@@ -376,8 +494,16 @@ impl SeatDriver {
                     }
                 }
                 Err(error) => {
+                    self.failing_since.get_or_insert(sent);
                     if sent >= self.measure_from {
                         *self.stats.errors.entry(error.label()).or_default() += 1;
+                    }
+                    if self.clients.len() > 1 && is_unanswered(&error) {
+                        // Resend the same submission to the next host.
+                        self.current = (self.current + 1) % self.clients.len();
+                        self.stats.failovers += 1;
+                        tokio::time::sleep(ERROR_PAUSE).await;
+                        continue;
                     }
                     self.recover(&error).await;
                 }
@@ -427,7 +553,7 @@ impl SeatDriver {
     /// that window, wait for it to close instead of submitting twice.
     async fn resync(&mut self) -> Result<(), ClientError> {
         self.stats.resyncs += 1;
-        let observed: TickResult = self.client.observe(&self.session_id).await?;
+        let observed: TickResult = self.clients[self.current].observe(&self.session_id).await?;
         let cursor = observed.cursor();
         let acted = observed.envelope.submitted_participants.as_ref().is_some_and(|s| s.contains(&self.seat));
         self.adopt(cursor.clone());
@@ -449,6 +575,9 @@ impl SeatDriver {
 
     async fn recover(&mut self, error: &ClientError) {
         let refreshed = self.resync().await;
+        if refreshed.as_ref().is_err_and(is_unanswered) && self.clients.len() > 1 {
+            self.current = (self.current + 1) % self.clients.len();
+        }
         if let Err(again) = &refreshed {
             *self.stats.errors.entry(format!("resync:{}", again.label())).or_default() += 1;
         }
@@ -459,254 +588,15 @@ impl SeatDriver {
     }
 }
 
-/// Latency histogram in microseconds with 64 linear sub-buckets per power
-/// of two above 128 µs (exact below): at most 1.6 % relative error, 2,304
-/// counters, merged at the end (no shared state while measuring).
-#[derive(Clone)]
-struct Histogram {
-    counts: Vec<u64>,
-    total: u64,
-    max_us: u64,
-}
-
-const LINEAR: u64 = 128;
-const SUB_BUCKETS: u64 = 64;
-const BUCKETS: usize = (LINEAR + 34 * SUB_BUCKETS) as usize;
-
-impl Default for Histogram {
-    fn default() -> Self {
-        Histogram { counts: vec![0; BUCKETS], total: 0, max_us: 0 }
-    }
-}
-
-impl Histogram {
-    fn index(us: u64) -> usize {
-        if us < LINEAR {
-            return us as usize;
-        }
-        let exp = 63 - u64::from(us.leading_zeros()); // >= 7
-        let shift = exp - 6;
-        let mantissa = us >> shift; // in [64, 128)
-        let index = LINEAR + (exp - 7) * SUB_BUCKETS + (mantissa - SUB_BUCKETS);
-        (index as usize).min(BUCKETS - 1)
-    }
-
-    /// Upper bound (µs) of bucket `index`.
-    fn upper(index: usize) -> u64 {
-        let index = index as u64;
-        if index < LINEAR {
-            return index;
-        }
-        let exp = (index - LINEAR) / SUB_BUCKETS + 7;
-        let mantissa = (index - LINEAR) % SUB_BUCKETS + SUB_BUCKETS;
-        let shift = exp - 6;
-        ((mantissa + 1) << shift) - 1
-    }
-
-    fn record(&mut self, latency: Duration) {
-        let us = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
-        self.counts[Self::index(us)] += 1;
-        self.total += 1;
-        self.max_us = self.max_us.max(us);
-    }
-
-    fn merge(&mut self, other: &Histogram) {
-        for (mine, theirs) in self.counts.iter_mut().zip(&other.counts) {
-            *mine += theirs;
-        }
-        self.total += other.total;
-        self.max_us = self.max_us.max(other.max_us);
-    }
-
-    /// The `q` quantile in microseconds (bucket upper bound, capped at the max).
-    fn quantile_us(&self, q: f64) -> u64 {
-        if self.total == 0 {
-            return 0;
-        }
-        let rank = ((q * self.total as f64).ceil() as u64).clamp(1, self.total);
-        let mut seen = 0;
-        for (index, count) in self.counts.iter().enumerate() {
-            seen += count;
-            if seen >= rank {
-                return Self::upper(index).min(self.max_us);
-            }
-        }
-        self.max_us
-    }
-}
-
-/// Host-side counters from `GET /metrics` (Prometheus text).
-#[derive(Debug, Clone, Copy, Default)]
-struct HostMetrics {
-    groups: f64,
-    batches: f64,
-    persist_sum_s: f64,
-    persist_count: f64,
-    transitions: f64,
-}
-
-impl HostMetrics {
-    async fn fetch(http: &gaos_client::reqwest::Client, base: &str) -> Option<HostMetrics> {
-        let text = http.get(format!("{base}/metrics")).send().await.ok()?.text().await.ok()?;
-        let mut metrics = HostMetrics::default();
-        for line in text.lines() {
-            let Some((name, value)) = line.split_once(' ') else { continue };
-            let Ok(value) = value.trim().parse::<f64>() else { continue };
-            match name {
-                "gaos_persist_groups_total" => metrics.groups = value,
-                "gaos_persist_batches_total" => metrics.batches = value,
-                "gaos_persist_latency_seconds_sum" => metrics.persist_sum_s = value,
-                "gaos_persist_latency_seconds_count" => metrics.persist_count = value,
-                "gaos_committed_transitions_total" => metrics.transitions = value,
-                _ => {}
-            }
-        }
-        Some(metrics)
-    }
-
-    fn since(&self, before: &HostMetrics) -> HostMetrics {
-        HostMetrics {
-            groups: self.groups - before.groups,
-            batches: self.batches - before.batches,
-            persist_sum_s: self.persist_sum_s - before.persist_sum_s,
-            persist_count: self.persist_count - before.persist_count,
-            transitions: self.transitions - before.transitions,
-        }
-    }
-}
-
-struct Report {
-    host: String,
-    sessions: usize,
-    seats: usize,
-    threads: usize,
-    setup: Duration,
-    warmup: Duration,
-    measured: Duration,
-    /// Offered actions/s (open loop), if any.
-    rate: Option<f64>,
-    stats: SeatStats,
-    host_metrics: Option<HostMetrics>,
-}
-
-fn ms(us: u64) -> f64 {
-    us as f64 / 1000.0
-}
-
-impl Report {
-    fn rate(&self) -> f64 {
-        self.stats.acknowledged as f64 / self.measured.as_secs_f64()
-    }
-
-    fn table(&self) -> String {
-        let s = &self.stats;
-        let l = &s.latency;
-        let mut out = String::new();
-        let _ = writeln!(out, "gaos loadgen: conformance/counter on {}", self.host);
-        let mut row = |label: &str, value: String| {
-            let _ = writeln!(out, "  {label:<28} {value:>14}");
-        };
-        row("sessions", self.sessions.to_string());
-        row("seats per session", self.seats.to_string());
-        row("loadgen threads", self.threads.to_string());
-        row("load", self.rate.map_or("closed loop".to_owned(), |r| format!("open, {r:.0}/s")));
-        row("setup (s)", format!("{:.2}", self.setup.as_secs_f64()));
-        row("warmup (s)", format!("{:.2}", self.warmup.as_secs_f64()));
-        row("duration (s)", format!("{:.2}", self.measured.as_secs_f64()));
-        row("acknowledged actions", s.acknowledged.to_string());
-        row("actions/s", format!("{:.0}", self.rate()));
-        row("ack latency p50 (ms)", format!("{:.2}", ms(l.quantile_us(0.50))));
-        row("ack latency p90 (ms)", format!("{:.2}", ms(l.quantile_us(0.90))));
-        row("ack latency p99 (ms)", format!("{:.2}", ms(l.quantile_us(0.99))));
-        row("ack latency max (ms)", format!("{:.2}", ms(l.max_us)));
-        if self.rate.is_some() {
-            let d = &s.scheduled_latency;
-            row("from schedule p50 (ms)", format!("{:.2}", ms(d.quantile_us(0.50))));
-            row("from schedule p99 (ms)", format!("{:.2}", ms(d.quantile_us(0.99))));
-            row("from schedule max (ms)", format!("{:.2}", ms(d.max_us)));
-        }
-        row("cursor resyncs (GET /tick)", s.resyncs.to_string());
-        if let Some(h) = &self.host_metrics {
-            row("host transitions", format!("{:.0}", h.transitions));
-            row("host group commits", format!("{:.0}", h.groups));
-            if h.groups > 0.0 {
-                row("host batches per commit", format!("{:.1}", h.batches / h.groups));
-            }
-            if h.persist_count > 0.0 {
-                row("host mean persist (ms)", format!("{:.2}", 1000.0 * h.persist_sum_s / h.persist_count));
-            }
-        }
-        let errors: u64 = s.errors.values().sum();
-        let _ = writeln!(out, "  {:<28} {:>14}", "errors", errors);
-        for (code, n) in &s.errors {
-            let _ = writeln!(out, "    {code:<26} {n:>14}");
-        }
-        out
-    }
-
-    fn to_json(&self) -> Value {
-        let s = &self.stats;
-        let l = &s.latency;
-        let mut m = Map::new();
-        m.insert("host".into(), self.host.clone().into());
-        m.insert("sessions".into(), self.sessions.into());
-        m.insert("seats".into(), self.seats.into());
-        m.insert("threads".into(), self.threads.into());
-        m.insert("durationSeconds".into(), json_number(self.measured.as_secs_f64()));
-        m.insert("acknowledgedActions".into(), s.acknowledged.into());
-        m.insert("actionsPerSecond".into(), json_number(self.rate()));
-        m.insert("p50Ms".into(), json_number(ms(l.quantile_us(0.50))));
-        m.insert("p90Ms".into(), json_number(ms(l.quantile_us(0.90))));
-        m.insert("p99Ms".into(), json_number(ms(l.quantile_us(0.99))));
-        m.insert("maxMs".into(), json_number(ms(l.max_us)));
-        if let Some(rate) = self.rate {
-            let d = &s.scheduled_latency;
-            m.insert("offeredPerSecond".into(), json_number(rate));
-            m.insert("fromScheduleP50Ms".into(), json_number(ms(d.quantile_us(0.50))));
-            m.insert("fromScheduleP99Ms".into(), json_number(ms(d.quantile_us(0.99))));
-            m.insert("fromScheduleMaxMs".into(), json_number(ms(d.max_us)));
-        }
-        m.insert("resyncs".into(), s.resyncs.into());
-        let errors: Map = s.errors.iter().map(|(k, v)| (k.clone(), Value::from(*v))).collect();
-        m.insert("errors".into(), Value::Object(errors));
-        Value::Object(m)
-    }
-}
-
-fn json_number(x: f64) -> Value {
-    Value::number(x).unwrap_or(Value::Null)
+/// No answer, or a host that cannot serve the session now (it is moving
+/// between hosts): the same submission may go to another host.
+fn is_unanswered(error: &ClientError) -> bool {
+    error.is_transport_failure() || matches!(error.status(), Some(502..=504))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn histogram_buckets_bound_the_relative_error() {
-        for us in [0u64, 1, 127, 128, 129, 1000, 4095, 4096, 65_537, 10_000_000, 1 << 39] {
-            let index = Histogram::index(us);
-            let upper = Histogram::upper(index);
-            assert!(upper >= us, "{us} -> bucket {index} upper {upper}");
-            assert!((upper - us) as f64 <= us as f64 / 60.0 + 1.0, "{us} -> {upper}");
-            if index > 0 {
-                assert!(Histogram::upper(index - 1) < us, "{us} is above the previous bucket");
-            }
-        }
-    }
-
-    #[test]
-    fn quantiles_walk_the_buckets() {
-        let mut h = Histogram::default();
-        for us in 1..=1000u64 {
-            h.record(Duration::from_micros(us));
-        }
-        let p50 = h.quantile_us(0.5);
-        assert!((500..=508).contains(&p50), "{p50}");
-        let p99 = h.quantile_us(0.99);
-        assert!((990..=1000).contains(&p99), "{p99}");
-        assert_eq!(h.quantile_us(1.0), 1000);
-        assert_eq!(h.max_us, 1000);
-    }
 
     #[test]
     fn seats_are_named_by_letter() {

@@ -33,6 +33,10 @@ pub struct McpArgs {
     /// (e.g. the creator's, from the create answer). Default: $GAOS_LEASE_TOKEN.
     #[arg(long)]
     lease_token: Option<String>,
+    /// Sign every move with this seat key file (`gaos keygen`): RFC-010
+    /// signed play; the session must list its public key in seatKeys.
+    #[arg(long, value_name = "FILE")]
+    seat_key: Option<std::path::PathBuf>,
 }
 
 fn from_env(name: &str) -> Option<String> {
@@ -58,6 +62,14 @@ pub fn run(args: McpArgs) -> ExitCode {
         Some(lease_token) => LeaseMode::Adopt { lease_token },
         None => LeaseMode::Claim { duration_ms: args.lease_ms },
     };
+    let signing_key = match args.seat_key.as_deref().map(gaos_runner::signing::SeatSigningKey::read_file) {
+        None => None,
+        Some(Ok(key)) => Some(key),
+        Some(Err(e)) => {
+            eprintln!("gaos mcp: --seat-key: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let options = SeatOptions {
         host_url: args.host.or_else(|| from_env("GAOS_HOST")).unwrap_or_else(|| "http://127.0.0.1:8899".to_owned()),
         session_id: args.session,
@@ -65,6 +77,7 @@ pub fn run(args: McpArgs) -> ExitCode {
         seat_token: token,
         lease,
         keep_alive: true,
+        signing_key,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(rt) => rt,

@@ -1,7 +1,7 @@
 //! Game modules on the command line: `--game FILE.mjs`, `--games DIR`,
 //! `--adapter FILE`, `--game-module FILE` load JavaScript games into the
-//! command's registry, under the limits of `--module-call-ms` and
-//! `--module-memory-mb`.
+//! command's registry, under the limits of `--module-call-ms`,
+//! `--module-memory-mb` and `--module-max-value-bytes`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -21,17 +21,27 @@ pub struct ModuleLimitArgs {
     /// Memory one game module engine may allocate, in MiB.
     #[arg(long, default_value_t = 64)]
     pub module_memory_mb: u64,
+    /// The most one value a game module answers (a view, a seat's view,
+    /// replayMetrics, a mapped action, legal actions, a picture) may take as
+    /// JSON text, in bytes, counted while it is read out of the engine; a
+    /// larger one fails the call (a host revokes the session).
+    #[arg(long, default_value_t = gaos_module::DEFAULT_MAX_VALUE_BYTES)]
+    pub module_max_value_bytes: usize,
 }
 
 impl ModuleLimitArgs {
     /// The limits, refusing zero (a module could not even load).
     pub fn limits(&self) -> Result<ModuleLimits, String> {
-        if self.module_call_ms == 0 || self.module_memory_mb == 0 {
-            return Err("--module-call-ms and --module-memory-mb must be at least 1".into());
+        if self.module_call_ms == 0 || self.module_memory_mb == 0 || self.module_max_value_bytes == 0 {
+            return Err("--module-call-ms, --module-memory-mb and --module-max-value-bytes must be at least 1".into());
         }
         let memory = usize::try_from(self.module_memory_mb.saturating_mul(1024 * 1024))
             .map_err(|_| format!("--module-memory-mb {} is too large for this machine", self.module_memory_mb))?;
-        Ok(ModuleLimits { call_time_limit: Duration::from_millis(self.module_call_ms), memory_limit_bytes: memory })
+        Ok(ModuleLimits {
+            call_time_limit: Duration::from_millis(self.module_call_ms),
+            memory_limit_bytes: memory,
+            max_value_bytes: self.module_max_value_bytes,
+        })
     }
 }
 

@@ -79,6 +79,11 @@ pub struct PlayArgs {
     /// Print the result as one JSON object.
     #[arg(long)]
     json: bool,
+    /// Signed play (RFC-010): SEAT signs its moves with the key FILE
+    /// (`gaos keygen`); repeatable. The session's seatKeys list every seat:
+    /// a seat without --seat-key signs with a key made for this match.
+    #[arg(long = "seat-key", value_name = "SEAT=FILE")]
+    seat_keys: Vec<String>,
 }
 
 /// A temporary directory removed on drop (the in-process host's store).
@@ -133,6 +138,35 @@ impl Presenter for Printer {
 fn usage(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("gaos play: {message}");
     ExitCode::from(2)
+}
+
+/// The signing key of every seat, in seat order, for `--seat-key SEAT=FILE`
+/// (none given: an unsigned match); a seat without one gets a fresh key.
+fn signing_keys(
+    specs: &[String],
+    seats: &[String],
+) -> Result<Option<Vec<gaos_runner::signing::SeatSigningKey>>, String> {
+    use gaos_runner::signing::SeatSigningKey;
+    if specs.is_empty() {
+        return Ok(None);
+    }
+    let mut given = std::collections::BTreeMap::new();
+    for spec in specs {
+        let (seat, file) = spec.split_once('=').ok_or_else(|| format!("--seat-key {spec}: expected SEAT=FILE"))?;
+        if !seats.iter().any(|s| s == seat) {
+            return Err(format!("--seat-key {spec}: no seat {seat:?} (seats: {})", seats.join(", ")));
+        }
+        let key = SeatSigningKey::read_file(std::path::Path::new(file)).map_err(|e| format!("--seat-key {e}"))?;
+        if given.insert(seat.to_owned(), key).is_some() {
+            return Err(format!("--seat-key: seat {seat} has two keys"));
+        }
+    }
+    Ok(Some(
+        seats
+            .iter()
+            .map(|seat| given.remove(seat).unwrap_or_else(|| SeatSigningKey::from_seed(rand::random::<[u8; 32]>())))
+            .collect(),
+    ))
 }
 
 /// Pair seats with driver specs (see the `--seat` help).
@@ -292,6 +326,13 @@ async fn play(
     if let Some(level) = &args.level_id {
         request.insert("levelId".into(), level.clone().into());
     }
+    let keys = signing_keys(&args.seat_keys, &seats)?;
+    if let Some(keys) = &keys {
+        let roster = seats.iter().zip(keys).map(|(seat, key)| key.seat_key(seat, 1)).collect();
+        request.insert("seatKeys".into(), Value::Array(roster));
+        request.insert("signaturePolicy".into(), gaos_kernel::signing::signature_policy_value());
+    }
+    let key_of = |i: usize| keys.as_ref().map(|k| k[i].clone());
     let request = Value::Object(request);
     let mut _scratch = None;
     let (handles, where_): (Vec<Box<dyn SessionHandle>>, String) = match &args.host {
@@ -303,15 +344,22 @@ async fn play(
             let created =
                 InProcessSessionHandle::create(&host, &request, &policy).await.map_err(|e| format!("create: {e}"))?;
             let mut handles: Vec<Box<dyn SessionHandle>> = Vec::new();
-            for seat in &seats[1..] {
+            for (i, seat) in seats.iter().enumerate().skip(1) {
                 let token = created.seat_token(seat).ok_or_else(|| format!("the session has no seat {seat:?}"))?;
                 let attach = AttachRequest::new(format!("gaos-play:{seat}"));
-                let handle = InProcessSessionHandle::attach(&host, token, &created.session_id, &attach, &policy)
+                let mut handle = InProcessSessionHandle::attach(&host, token, &created.session_id, &attach, &policy)
                     .await
                     .map_err(|e| format!("attach {seat}: {e}"))?;
+                if let Some(key) = key_of(i) {
+                    handle = handle.with_signing_key(key);
+                }
                 handles.push(Box::new(handle));
             }
-            handles.insert(0, Box::new(created.handle));
+            let creator = match key_of(0) {
+                Some(key) => created.handle.with_signing_key(key),
+                None => created.handle,
+            };
+            handles.insert(0, Box::new(creator));
             (handles, "in process".to_owned())
         }
         Some(url) => {
@@ -320,15 +368,22 @@ async fn play(
             let created =
                 RemoteSessionHandle::create(&operator, &request, &policy).await.map_err(|e| format!("create: {e}"))?;
             let mut handles: Vec<Box<dyn SessionHandle>> = Vec::new();
-            for seat in &seats[1..] {
+            for (i, seat) in seats.iter().enumerate().skip(1) {
                 let client = created.seat_client(seat).map_err(|e| e.to_string())?;
                 let attach = AttachRequest::new(format!("gaos-play:{seat}"));
-                let handle = RemoteSessionHandle::attach(client, &created.session_id, &attach, &policy)
+                let mut handle = RemoteSessionHandle::attach(client, &created.session_id, &attach, &policy)
                     .await
                     .map_err(|e| format!("attach {seat}: {e}"))?;
+                if let Some(key) = key_of(i) {
+                    handle = handle.with_signing_key(key);
+                }
                 handles.push(Box::new(handle));
             }
-            handles.insert(0, Box::new(created.handle));
+            let creator = match key_of(0) {
+                Some(key) => created.handle.with_signing_key(key),
+                None => created.handle,
+            };
+            handles.insert(0, Box::new(creator));
             (handles, operator.base_url().to_owned())
         }
     };

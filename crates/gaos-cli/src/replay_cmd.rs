@@ -17,8 +17,8 @@ use clap::Subcommand;
 use gaos_games::GameRegistry;
 use gaos_json::{Map, Value, canonical_json};
 use gaos_kernel::replay::{
-    GameResolver, LevelContext, RecordBody, ReplaySource, ReplayView, Verdict, VerifyOptions, VerifyReport,
-    read_replay_bytes,
+    GameResolver, LevelContext, RecordBody, ReplaySource, ReplayView, SignatureState, Verdict, VerifyOptions,
+    VerifyReport, read_replay_bytes,
 };
 use gaos_kernel::{Game, GameRef};
 use gaos_module::{ReplayAdapter, load_replay_adapter};
@@ -29,7 +29,10 @@ use rayon::prelude::*;
 #[derive(Subcommand)]
 pub enum ReplayCommand {
     /// Verify replay files: structure, then re-simulation with the known games (built in, or --adapter modules).
-    #[command(after_help = "Verdicts: accepted-unsigned, unverifiable (game unknown), rejected, malformed.\n\
+    #[command(after_help = "Verdicts: accepted-signed (RFC-010 seat keys, every chain and signature valid), \
+        accepted-unsigned, unverifiable (game unknown), rejected, malformed.\n\
+        A replay declaring seatKeys is checked at stage signatures: each seat's chain from its genesis, every \
+        signature, the signing tiers; a failure is rejected, naming the record and the seat.\n\
         Attach receipts in the header (extensions[\"gaos.session.attach\"]) must verify as the session's chain; \
         a replay without them is accepted too.\n\
         Exit status: 0 all accepted, 1 any malformed or rejected, 2 usage or IO error, 3 some only unverifiable.")]
@@ -37,10 +40,14 @@ pub enum ReplayCommand {
         /// Replay files (`*.gaos-replay.jsonl`).
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        /// One JSON object per file: {"file","verdict","stage","problems"}.
+        /// One JSON object per file: {"file","verdict","stage","problems"}, plus for a
+        /// replay declaring RFC-010 seat keys "signatures": {state, problems, seats:
+        /// [{seat, submissions, validSignatures, chainReproduced, policySatisfied, chainHead}]}.
         #[arg(long)]
         json: bool,
         /// Also require canonical bytes, recompute checkpoint digests and check the kernel's window invariants.
+        /// (With --adapter, checkpoint digests are always recomputed: a game module
+        /// whose views differ on re-simulation is rejected.)
         #[arg(long)]
         strict: bool,
         /// Files verified in parallel (default: available cores).
@@ -72,7 +79,10 @@ pub fn run(command: ReplayCommand, registry: &GameRegistry) -> ExitCode {
                         Some(adapter) => Resolver::Adapter(adapter),
                         None => Resolver::Registry(&registry),
                     };
-                    verify(&resolver, &files, json, strict, jobs.map(usize::from))
+                    // A module's views are only checked through the checkpoint
+                    // digests; a module that keeps state between calls is caught there.
+                    let options = VerifyOptions { strict, checkpoints: !adapters.is_empty() };
+                    verify(&resolver, &files, json, options, jobs.map(usize::from))
                 }
                 Err(e) => {
                     eprintln!("gaos replay verify: {e}");
@@ -143,7 +153,13 @@ enum FileOutcome {
     Checked(VerifyReport),
 }
 
-fn verify(resolve: &Resolver<'_>, files: &[PathBuf], json: bool, strict: bool, jobs: Option<usize>) -> ExitCode {
+fn verify(
+    resolve: &Resolver<'_>,
+    files: &[PathBuf],
+    json: bool,
+    options: VerifyOptions,
+    jobs: Option<usize>,
+) -> ExitCode {
     let pool = match rayon::ThreadPoolBuilder::new().num_threads(jobs.unwrap_or(0)).build() {
         Ok(pool) => pool,
         Err(e) => {
@@ -151,7 +167,6 @@ fn verify(resolve: &Resolver<'_>, files: &[PathBuf], json: bool, strict: bool, j
             return ExitCode::from(2);
         }
     };
-    let options = VerifyOptions { strict };
     let outcomes: Vec<FileOutcome> = pool.install(|| {
         files
             .par_iter()
@@ -164,7 +179,7 @@ fn verify(resolve: &Resolver<'_>, files: &[PathBuf], json: bool, strict: bool, j
             .collect()
     });
     let mut io_errors = 0;
-    let mut counts = [0usize; 4];
+    let mut counts = [0usize; 5];
     for (path, outcome) in files.iter().zip(&outcomes) {
         match outcome {
             FileOutcome::Io(message) => {
@@ -190,8 +205,9 @@ fn verify(resolve: &Resolver<'_>, files: &[PathBuf], json: bool, strict: bool, j
     }
     if !json && files.len() > 1 {
         println!(
-            "{} files: {} accepted-unsigned, {} unverifiable, {} rejected, {} malformed{}",
+            "{} files: {} accepted-signed, {} accepted-unsigned, {} unverifiable, {} rejected, {} malformed{}",
             files.len(),
+            counts[verdict_slot(Verdict::AcceptedSigned)],
             counts[verdict_slot(Verdict::AcceptedUnsigned)],
             counts[verdict_slot(Verdict::Unverifiable)],
             counts[verdict_slot(Verdict::Rejected)],
@@ -216,16 +232,21 @@ fn verdict_slot(verdict: Verdict) -> usize {
         Verdict::Unverifiable => 1,
         Verdict::Rejected => 2,
         Verdict::Malformed => 3,
+        Verdict::AcceptedSigned => 4,
     }
 }
 
-/// `{"file","verdict","stage","problems"}` (stage null when accepted).
+/// `{"file","verdict","stage","problems"}` (stage null when accepted), and
+/// `signatures` for a replay that declares a signing roster.
 fn report_json(path: &Path, report: &VerifyReport) -> Value {
     let mut line = Map::new();
     line.insert("file".into(), path.display().to_string().into());
     line.insert("verdict".into(), report.verdict.as_str().into());
     line.insert("stage".into(), report.stage.map(|s| s.as_str()).into());
     line.insert("problems".into(), Value::Array(report.problems.to_strings().into_iter().map(Value::from).collect()));
+    if let Some(signatures) = report.signatures.as_ref().filter(|s| s.state != SignatureState::Unsigned) {
+        line.insert("signatures".into(), signatures.to_value());
+    }
     Value::Object(line)
 }
 
@@ -295,7 +316,22 @@ fn inspect_text(path: &Path, view: &ReplayView, game: Option<&dyn Game>, report:
         line(format!("  timeouts     tick-bounded, windowTicks {window}"));
     }
     if view.signed {
-        line("  signatures   RFC-010 seat keys declared (not checked by this tool)".into());
+        match &report.signatures {
+            Some(signatures) => {
+                line(format!("  signatures   RFC-010, {}", signatures.state.as_str()));
+                for seat in &signatures.seats {
+                    line(format!(
+                        "    {:<10} {} submissions, {} valid signatures, chain {}, policy {}",
+                        seat.seat,
+                        seat.submissions,
+                        seat.valid_signatures,
+                        if seat.chain_reproduced { "reproduced" } else { "broken" },
+                        if seat.policy_satisfied { "satisfied" } else { "not satisfied" }
+                    ));
+                }
+            }
+            None => line("  signatures   RFC-010 seat keys declared".into()),
+        }
     }
     line(format!("levels ({})", view.levels.len()));
     for level in &view.levels {
@@ -420,10 +456,10 @@ fn inspect_text(path: &Path, view: &ReplayView, game: Option<&dyn Game>, report:
                 "{prefix}interaction at tick {}: {} [{}] {}",
                 i.tick, i.participant_id, i.submission_id, i.command
             )),
-            RecordBody::SeatSignature { tick, participant_id } => {
+            RecordBody::SeatSignature { tick, participant_id, .. } => {
                 line(format!("{prefix}seat-signature at tick {tick}: {participant_id}"))
             }
-            RecordBody::Interest { tick, participant_id } => {
+            RecordBody::Interest { tick, participant_id, .. } => {
                 line(format!("{prefix}interest at tick {tick}: {participant_id}"))
             }
             RecordBody::Checkpoint { .. } => {}

@@ -10,7 +10,7 @@ use gaos_games::GameRegistry;
 use gaos_host::HostOptions;
 use gaos_host::auth::Caller;
 use gaos_host::connections::{self, ConnectionLimits};
-use gaos_host::serve::{ServeOptions, serve_with_routes};
+use gaos_host::serve::{ServeOptions, serve_with_app};
 use gaos_mcp::http::McpHttpOptions;
 use gaos_runner::CancellationToken;
 
@@ -147,6 +147,17 @@ pub struct ServeArgs {
     /// when the create request does not carry the manifest.
     #[arg(long = "manifest", value_name = "FILE")]
     pub manifests: Vec<PathBuf>,
+    /// Also answer requests for the host name NAME (repeatable; a port is
+    /// ignored). A host listening on a loopback address answers only
+    /// loopback names (localhost, 127.0.0.1, [::1]) by default, so a web page
+    /// that points its own name at this machine (DNS rebinding) reads nothing;
+    /// one listening elsewhere answers any name unless this names some.
+    #[arg(long = "allowed-host", value_name = "NAME")]
+    pub allowed_hosts: Vec<String>,
+    /// MCP sessions kept at most on /mcp (the oldest is closed first; a
+    /// token holds at most 4, and a session idle for 2 minutes is closed).
+    #[arg(long, default_value_t = gaos_mcp::http::SessionLimits::default().per_host)]
+    pub mcp_max_sessions: usize,
 }
 
 /// `--manifest FILE`s, read and validated, by digest.
@@ -180,7 +191,13 @@ pub fn run(registry: &GameRegistry, args: ServeArgs) -> ExitCode {
         bench_reports,
         arena_reports,
         manifests,
+        allowed_hosts,
+        mcp_max_sessions,
     } = args;
+    if mcp_max_sessions == 0 {
+        eprintln!("gaos serve: --mcp-max-sessions must be at least 1");
+        return ExitCode::from(2);
+    }
     if let Some(dir) = arena_reports.as_ref().filter(|d| !d.is_dir()) {
         eprintln!("gaos serve: --arena-reports {}: not a directory", dir.display());
         return ExitCode::from(2);
@@ -263,11 +280,15 @@ pub fn run(registry: &GameRegistry, args: ServeArgs) -> ExitCode {
         shutdown_signal().await;
         cancel_on_shutdown.cancel();
     };
-    let mcp = move |host: &gaos_host::Host, address: SocketAddr| {
+    let app = move |host: &gaos_host::Host, address: SocketAddr, routes| {
         // The web pages (static shells calling the API with the person's token)
         // and their replay-frames route, open to any token of this host.
         let web_host = host.clone();
-        let authorize: gaos_web::Authorize = Arc::new(move |token: &str| web_host.caller_blocking(Some(token)).is_ok());
+        let authorize: gaos_web::Authorize = Arc::new(move |token: &str| match web_host.caller_blocking(Some(token)) {
+            Ok(Caller::Operator) => Some(gaos_web::TokenRole::Operator),
+            Ok(_) => Some(gaos_web::TokenRole::Participant),
+            Err(_) => None,
+        });
         if let Some(dir) = &bench_reports {
             println!("gaos serve: benchmark reports of {} at http://{address}/bench/", dir.display());
         }
@@ -285,17 +306,25 @@ pub fn run(registry: &GameRegistry, args: ServeArgs) -> ExitCode {
             });
         let mut mcp = McpHttpOptions::new(format!("http://{}", loopback(address)), resolve_seat);
         mcp.default_lease_ms = lease_bounds.default_ms;
+        mcp.sessions.per_host = mcp_max_sessions;
         mcp.cancel = mcp_cancel;
         println!("gaos serve: MCP (streamable HTTP) at http://{address}/mcp, a seat token as the bearer");
         println!("gaos serve: web pages at http://{address}/ (watch, play, replay)");
-        let _ = std::io::Write::flush(&mut std::io::stdout());
-        let routes = gaos_mcp::http::router(mcp).merge(gaos_web::router(web));
-        match arena {
-            Some(arena) => routes.merge(arena),
-            None => routes,
+        let check = gaos_web::HostCheck::for_bind(address, &allowed_hosts);
+        if address.ip().is_loopback() {
+            println!("gaos serve: answering loopback host names only (--allowed-host NAME to widen)");
         }
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+        let mounts = gaos_mcp::http::router(mcp);
+        let mounts = match arena {
+            Some(arena) => mounts.merge(arena),
+            None => mounts,
+        };
+        // Every response, the host's own routes too: the Host check and
+        // the security headers.
+        gaos_web::application(routes, mounts, web, check)
     };
-    match runtime.block_on(serve_with_routes(options, mcp, shutdown)) {
+    match runtime.block_on(serve_with_app(options, app, shutdown)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("gaos serve: {e}");

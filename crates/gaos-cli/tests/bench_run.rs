@@ -196,10 +196,14 @@ fn verify_accepts_a_packed_bundle_and_reports_tampering() {
     {
         assert!(stdout.contains(needle), "{needle:?} missing from:\n{stdout}");
     }
-    // OUT/report.html: the task scores, the chart inlined, and each episode
-    // with its outcome and a link to its replay file in the bundle.
+    // OUT/report.html: the task scores, the chart, and each episode with its
+    // outcome and a link to its replay file in the bundle.
     let report = std::fs::read_to_string(out.join("report.html")).expect("the report");
-    assert!(report.contains("<svg") && report.contains("id=\"tasks\""), "{report}");
+    let svg_text = std::fs::read_to_string(out.join("scores.svg")).expect("the chart");
+    // The chart is an image (issue 26: a scores.svg is never pasted into the page).
+    let chart = format!("src=\"data:image/svg+xml;base64,{}\"", gaos_json::base64_encode(svg_text.as_bytes()));
+    assert!(report.contains(&chart) && report.contains("id=\"tasks\""), "{report}");
+    assert!(!report.contains("<svg"), "no markup of the chart in the page: {report}");
     for episode in ["tiny-seed-1-episode-0", "tiny-seed-2-episode-0", "small-seed-11-episode-0"] {
         let link = format!("href=\"bundle/episodes/{episode}.gaos-replay.jsonl\"");
         assert!(report.contains(episode) && report.contains(&link), "{episode} and {link} in the report");

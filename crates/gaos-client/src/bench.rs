@@ -8,6 +8,10 @@
 //! of one manifest produce equal scores but replays that name different
 //! sessions.
 
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
 use gaos_json::{Map, Value};
 use gaos_session::{
     AttachRequest, BoxFuture, CreatedSession, EpisodeHost, SessionError, SessionHandle, SessionPolicy,
@@ -22,25 +26,57 @@ use crate::wire::encode_uri_component;
 /// Longest a transcript download may take.
 const TRANSCRIPT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// [`EpisodeHost`] over HTTP: `base_url` and the operator token.
+/// [`EpisodeHost`] over HTTP: the hosts' base URLs and the operator token.
+/// With several hosts (of one cluster), episodes are created on each in
+/// turn and every seat of an episode talks to the host that created it.
 #[derive(Debug, Clone)]
 pub struct RemoteEpisodeHost {
-    operator: SessionClient,
+    operators: Vec<SessionClient>,
     token: String,
     http: reqwest::Client,
+    /// The next host to create an episode on.
+    next: Arc<AtomicUsize>,
+    /// Which host created which session.
+    homes: Arc<Mutex<HashMap<String, usize>>>,
 }
 
 impl RemoteEpisodeHost {
     /// Episodes on the host at `base_url`, created with the operator `token`.
     pub fn new(base_url: &str, token: &str) -> Result<Self, SessionError> {
-        let http = http_client_builder().build().map_err(|e| SessionError::Transport(e.to_string()))?;
-        let operator =
-            SessionClient::builder(base_url).token(token).http_client(http.clone()).build().map_err(session_error)?;
-        Ok(RemoteEpisodeHost { operator, token: token.to_owned(), http })
+        Self::spread(&[base_url.to_owned()], token)
     }
 
-    fn seat_client(&self, seat: Option<&str>, token: &str) -> Result<SessionClient, SessionError> {
-        let mut builder = SessionClient::builder(self.operator.base_url()).token(token).http_client(self.http.clone());
+    /// Episodes spread over the hosts at `base_urls` (a cluster, where any
+    /// host answers any session), created with the operator `token`.
+    pub fn spread(base_urls: &[String], token: &str) -> Result<Self, SessionError> {
+        if base_urls.is_empty() {
+            return Err(SessionError::InvalidArgument("name at least one host".into()));
+        }
+        let http = http_client_builder().build().map_err(|e| SessionError::Transport(e.to_string()))?;
+        let operators = base_urls
+            .iter()
+            .map(|url| SessionClient::builder(url.trim()).token(token).http_client(http.clone()).build())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(session_error)?;
+        Ok(RemoteEpisodeHost {
+            operators,
+            token: token.to_owned(),
+            http,
+            next: Arc::new(AtomicUsize::new(0)),
+            homes: Arc::new(Mutex::new(HashMap::new())),
+        })
+    }
+
+    /// The operator client of the host that created `session_id` (the
+    /// first host for a session this value did not create).
+    fn home(&self, session_id: &str) -> &SessionClient {
+        let index = self.homes.lock().unwrap_or_else(PoisonError::into_inner).get(session_id).copied().unwrap_or(0);
+        &self.operators[index % self.operators.len()]
+    }
+
+    fn seat_client(&self, session_id: &str, seat: Option<&str>, token: &str) -> Result<SessionClient, SessionError> {
+        let base = self.home(session_id).base_url();
+        let mut builder = SessionClient::builder(base).token(token).http_client(self.http.clone());
         if let Some(seat) = seat {
             builder = builder.participant_id(seat);
         }
@@ -55,7 +91,9 @@ impl EpisodeHost for RemoteEpisodeHost {
         policy: &'a SessionPolicy,
     ) -> BoxFuture<'a, Result<CreatedSession, SessionError>> {
         Box::pin(async move {
-            let created = RemoteSessionHandle::create(&self.operator, request, policy).await?;
+            let index = self.next.fetch_add(1, Ordering::Relaxed) % self.operators.len();
+            let created = RemoteSessionHandle::create(&self.operators[index], request, policy).await?;
+            self.homes.lock().unwrap_or_else(PoisonError::into_inner).insert(created.session_id.clone(), index);
             Ok(CreatedSession {
                 session_id: created.session_id,
                 handle: Box::new(created.handle),
@@ -72,7 +110,7 @@ impl EpisodeHost for RemoteEpisodeHost {
         policy: &'a SessionPolicy,
     ) -> BoxFuture<'a, Result<Box<dyn SessionHandle>, SessionError>> {
         Box::pin(async move {
-            let client = self.seat_client(request.participant_id.as_deref(), seat_token)?;
+            let client = self.seat_client(session_id, request.participant_id.as_deref(), seat_token)?;
             let handle = RemoteSessionHandle::attach(client, session_id, request, policy).await?;
             Ok(Box::new(handle) as Box<dyn SessionHandle>)
         })
@@ -86,7 +124,7 @@ impl EpisodeHost for RemoteEpisodeHost {
         policy: &'a SessionPolicy,
     ) -> BoxFuture<'a, Result<Box<dyn SessionHandle>, SessionError>> {
         Box::pin(async move {
-            let client = self.seat_client(Some(seat), seat_token)?;
+            let client = self.seat_client(session_id, Some(seat), seat_token)?;
             let observed = client.observe(session_id).await.map_err(session_error)?;
             let envelope =
                 gaos_json::to_value(&observed.envelope).map_err(|e| SessionError::Protocol(e.to_string()))?;
@@ -101,7 +139,7 @@ impl EpisodeHost for RemoteEpisodeHost {
         Box::pin(async move {
             let url = format!(
                 "{}/v1/sessions/{}/transcript",
-                self.operator.base_url().trim_end_matches('/'),
+                self.home(session_id).base_url().trim_end_matches('/'),
                 encode_uri_component(session_id)
             );
             let response = self
@@ -132,7 +170,7 @@ impl EpisodeHost for RemoteEpisodeHost {
             let path =
                 format!("/v1/sessions/{}/seats/{}/token", encode_uri_component(session_id), encode_uri_component(seat));
             let answer = self
-                .operator
+                .home(session_id)
                 .request_json(Method::POST, &path, Some(&Value::Object(Map::new())))
                 .await
                 .map_err(session_error)?;

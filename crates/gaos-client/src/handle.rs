@@ -266,6 +266,12 @@ impl RemoteCreated {
 }
 
 impl RemoteSessionHandle {
+    /// Sign every submission with `key` (RFC-010; see
+    /// [`LifecycleHandle::with_signing_key`]).
+    pub fn with_signing_key(self, key: gaos_session::signing::SeatSigningKey) -> Self {
+        RemoteSessionHandle { inner: self.inner.with_signing_key(key) }
+    }
+
     /// `createSessionHandle(request, policy)`: create a session with the
     /// operator's client (`{...request, policy}`) and return the creator
     /// seat's handle (holding the creator's controller lease) plus the seat

@@ -35,7 +35,7 @@ fn kernel_replays_of_every_script_verify() {
             let label = format!("{}/{file}", output.name);
             let forced = output.name == "hilo-timeout-forced";
             for strict in [false, true] {
-                let report = verify_replay(replay, &resolve, &VerifyOptions { strict });
+                let report = verify_replay(replay, &resolve, &VerifyOptions { strict, ..VerifyOptions::default() });
                 let expected = if forced { Verdict::Rejected } else { Verdict::AcceptedUnsigned };
                 if report.verdict != expected {
                     failures.push(format!(

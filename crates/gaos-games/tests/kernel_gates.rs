@@ -670,6 +670,8 @@ fn vault(limit: Option<f64>) -> SessionKernel<DynReducer> {
         timeout_to_action: None,
         limits: SessionLimits { max_open_commitments_per_seat: limit, ..SessionLimits::default() },
         state_isolation: None,
+        signing: None,
+        timeout_policy: None,
     })
     .expect("valid options")
 }

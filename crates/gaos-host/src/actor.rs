@@ -47,12 +47,12 @@ use crate::schedule::{TickSchedule, TurnClock};
 use crate::storage::writer::Writer;
 use crate::storage::{Fence, SessionStateKey, SessionStatus, StoreReader, StoredAnswer, WriteOp};
 
+pub use crate::wire::SeatState;
 pub use checkpoints::DEFAULT_CHECKPOINT_EVERY;
 pub(crate) use checkpoints::StoreHistory;
 pub(crate) use episodes::{Episodes, ResetMark, rehydrate_run};
 pub use mailbox::{ActorHandle, Command, SessionSummary};
 pub(crate) use persist::fence_of;
-pub use seat_states::SeatState;
 pub use streams::{StreamItem, Subscription};
 
 use lane::TranscriptHash;

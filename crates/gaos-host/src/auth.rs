@@ -61,6 +61,9 @@ pub(crate) fn bearer(headers: &HeaderMap) -> Option<&str> {
 pub(crate) struct Credentials {
     operator_hash: String,
     by_hash: RwLock<HashMap<String, CredentialRecord>>,
+    /// Counts revocations, so what a token opened earlier (a stream) can
+    /// look again whether the token still holds (`http/stream_auth.rs`).
+    revocations: tokio::sync::watch::Sender<u64>,
 }
 
 impl Credentials {
@@ -68,7 +71,13 @@ impl Credentials {
         Credentials {
             operator_hash: token_hash(operator_token),
             by_hash: RwLock::new(records.into_iter().map(|r| (r.token_hash.clone(), r)).collect()),
+            revocations: tokio::sync::watch::channel(0).0,
         }
+    }
+
+    /// Changes whenever a token is revoked.
+    pub(crate) fn revocations(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.revocations.subscribe()
     }
 
     pub(crate) fn insert(&self, record: CredentialRecord) {
@@ -100,6 +109,7 @@ impl Credentials {
                 !(r.session_id == session_id && r.role == CredentialRole::Seat && r.seat.as_deref() == Some(seat))
             });
         }
+        self.revocations.send_modify(|n| *n += 1);
     }
 
     /// Resolve a bearer token; `None` when absent or unknown.

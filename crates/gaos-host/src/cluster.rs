@@ -12,7 +12,6 @@
 
 mod membership;
 mod ownership;
-mod proxy;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,12 +27,61 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
 pub use ownership::Route;
-pub use proxy::NODE_HEADER;
-pub(crate) use proxy::{FencedHere, route_sessions};
 
 use crate::error::HostError;
-use crate::host::Host;
+use crate::metrics::Metrics;
 use membership::Membership;
+
+/// What the cluster asks of the host whose sessions it routes (the host
+/// implements it; the cluster never reaches into the host otherwise).
+pub trait SessionHome: Send + Sync {
+    /// Whether a live actor of the session runs on this host.
+    fn serves_locally(&self, session_id: &str) -> bool;
+    /// Drop this host's actor of the session (it may have moved).
+    fn forget_session(&self, session_id: &str);
+    /// Drop every session in memory; returns how many there were.
+    fn forget_all_sessions(&self) -> usize;
+    /// Refuse to claim a session whose game or module this host does not serve.
+    fn check_module_of(&self, session_id: &str, stored_config: &str) -> Result<(), HostError>;
+    /// The host's counters (claims).
+    fn metrics(&self) -> &Metrics;
+    /// Load a session this host just claimed (so its timers run).
+    fn load_owned<'a>(
+        &'a self,
+        session_id: &'a str,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), HostError>> + Send + 'a>>;
+}
+
+/// The header counting the hosts a request was forwarded through.
+pub const HOPS_HEADER: &str = "gaos-hops";
+
+/// Headers that belong to one connection, not to the request.
+fn is_hop_by_hop(name: &axum::http::HeaderName) -> bool {
+    matches!(
+        name.as_str(),
+        "connection" | "keep-alive" | "proxy-connection" | "transfer-encoding" | "te" | "trailer" | "upgrade" | "host"
+    )
+}
+
+/// The URI of `uri`'s path and query at `base` (`http://host:port`).
+fn target(base: &str, uri: &axum::http::Uri) -> Result<axum::http::Uri, String> {
+    let path = uri.path_and_query().map_or("/", |p| p.as_str());
+    format!("{}{path}", base.trim_end_matches('/')).parse().map_err(|e| format!("bad owner URL {base:?}: {e}"))
+}
+
+/// A response naming a forward failure (the owner did not answer).
+fn unreachable(node: &str, error: impl std::fmt::Display) -> Response {
+    let body = HostError::unavailable(format!(
+        "the host that owns this session ({node}) did not answer: {error}; retry (the session moves if it is gone)"
+    ))
+    .body();
+    let mut response = Response::new(Body::from(gaos_json::canonical_json(&body)));
+    *response.status_mut() = axum::http::StatusCode::SERVICE_UNAVAILABLE;
+    let headers = response.headers_mut();
+    headers.insert(axum::http::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(axum::http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
 
 /// Failures of the cluster's own queries.
 #[derive(Debug)]
@@ -158,7 +206,7 @@ impl Cluster {
     /// Where the requests of `session_id` go now: to this host (claiming the
     /// session when its owner's membership lapsed, or after this host
     /// restarted), to the live host that owns it, or nowhere.
-    pub async fn route(&self, host: &Host, session_id: &str) -> Result<Route, HostError> {
+    pub async fn route(&self, host: &dyn SessionHome, session_id: &str) -> Result<Route, HostError> {
         if self.is_live() && host.serves_locally(session_id) {
             return Ok(Route::Local { epoch: 0 });
         }
@@ -193,23 +241,23 @@ impl Cluster {
     }
 
     /// Forward a request to the host at `url` and stream its answer back.
-    async fn forward(&self, url: &str, parts: &Parts, body: Bytes, hops: u32) -> Response {
-        let uri = match proxy::target(url, &parts.uri) {
+    pub(crate) async fn forward(&self, url: &str, parts: &Parts, body: Bytes, hops: u32) -> Response {
+        let uri = match target(url, &parts.uri) {
             Ok(uri) => uri,
-            Err(e) => return proxy::unreachable(url, e),
+            Err(e) => return unreachable(url, e),
         };
         let mut request = Request::builder().method(parts.method.clone()).uri(uri);
         if let Some(headers) = request.headers_mut() {
             for (name, value) in &parts.headers {
-                if !proxy::is_hop_by_hop(name) {
+                if !is_hop_by_hop(name) {
                     headers.append(name.clone(), value.clone());
                 }
             }
-            headers.insert(proxy::HOPS, HeaderValue::from(hops));
+            headers.insert(HOPS_HEADER, HeaderValue::from(hops));
         }
         let request = match request.body(Body::from(body)) {
             Ok(request) => request,
-            Err(e) => return proxy::unreachable(url, e),
+            Err(e) => return unreachable(url, e),
         };
         match self.http.request(request).await {
             Ok(response) => {
@@ -222,22 +270,22 @@ impl Cluster {
                         name = key;
                     }
                     if let Some(name) = &name
-                        && !proxy::is_hop_by_hop(name)
+                        && !is_hop_by_hop(name)
                     {
                         parts.headers.append(name.clone(), value);
                     }
                 }
                 Response::from_parts(parts, Body::new(body))
             }
-            Err(e) => proxy::unreachable(url, e),
+            Err(e) => unreachable(url, e),
         }
     }
 
     /// The background work of a member: the heartbeat (a third of the lease)
     /// and the sweep that adopts sessions of lapsed hosts (once a lease).
-    pub fn spawn_background(self: &Arc<Self>, host: Host) {
+    pub fn spawn_background(self: &Arc<Self>, host: Arc<dyn SessionHome>) {
         let cluster = Arc::clone(self);
-        let beat_host = host.clone();
+        let beat_host = Arc::clone(&host);
         tokio::spawn(async move {
             let every = cluster.membership.lease / 3;
             loop {
@@ -261,7 +309,7 @@ impl Cluster {
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(cluster.membership.lease).await;
-                if let Err(e) = cluster.sweep(&host).await {
+                if let Err(e) = cluster.sweep(host.as_ref()).await {
                     tracing::warn!(error = %e, "the sweep for sessions of lapsed hosts failed");
                 }
             }
@@ -271,7 +319,7 @@ impl Cluster {
     /// Adopt the live sessions of lapsed hosts this host is the rendezvous
     /// choice for (or any such session orphaned for a while), so their
     /// timers run again without waiting for a request.
-    async fn sweep(&self, host: &Host) -> Result<(), HostError> {
+    async fn sweep(&self, host: &dyn SessionHome) -> Result<(), HostError> {
         if !self.is_live() {
             return Ok(());
         }
@@ -295,7 +343,7 @@ impl Cluster {
     }
 
     /// The sessions this host owned before it restarted, claimed again.
-    pub async fn reclaim_own(&self, host: &Host) -> Result<Vec<String>, HostError> {
+    pub async fn reclaim_own(&self, host: &dyn SessionHome) -> Result<Vec<String>, HostError> {
         let mut claimed = Vec::new();
         for (session_id, _) in ownership::owned_by(&self.pool, self.node_id()).await? {
             if let Ok(Route::Local { .. }) = self.route(host, &session_id).await {
@@ -346,5 +394,19 @@ impl Cluster {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_keep_path_and_query() {
+        let uri: axum::http::Uri = "/v1/sessions/s/stream?after=3".parse().expect("a URI");
+        assert_eq!(
+            target("http://10.0.0.2:8899/", &uri).expect("a target").to_string(),
+            "http://10.0.0.2:8899/v1/sessions/s/stream?after=3"
+        );
     }
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use gaos_json::{Map, Value};
 use gaos_kernel::protocol::is_valid_participant_id;
+use gaos_kernel::signing::Roster;
 use gaos_kernel::{Cadence, DynReducer, Game, KernelOptions, SeedPolicy, SessionLimits};
 use gaos_session::policy::SessionPolicy;
 use serde::{Deserialize, Serialize};
@@ -87,6 +88,9 @@ pub(crate) struct SessionConfig {
     /// (`manifests.rs`), kept so finalize scores against the same bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub manifest: Option<Value>,
+    /// RFC-010 signed play: the kernel header's `seatKeys` (`signing.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "stored_opt")]
+    pub seat_keys: Option<Roster>,
 }
 
 fn bad(message: impl Into<String>) -> HostError {
@@ -138,6 +142,15 @@ impl StoredAs for SessionPolicy {
     }
     fn from_stored(value: &Value) -> Result<Self, String> {
         SessionPolicy::from_value(value)
+    }
+}
+
+impl StoredAs for Roster {
+    fn to_stored(&self) -> Value {
+        self.to_value()
+    }
+    fn from_stored(value: &Value) -> Result<Self, String> {
+        Roster::from_value(value)
     }
 }
 
@@ -230,6 +243,7 @@ impl SessionConfig {
             .seats(self.seats.clone())
             .cadence(self.cadence)
             .timeout_mapper(true)
+            .signing(self.seat_keys.clone())
             .build();
         if let Some(limits) = self.limits {
             options.limits = limits;
@@ -300,7 +314,7 @@ pub(crate) fn parse_create(
     bounds: &LeaseBounds,
 ) -> Result<SessionConfig, HostError> {
     let map = body.as_object().ok_or_else(|| bad("the create body must be a JSON object"))?;
-    const KNOWN: [&str; 17] = [
+    const KNOWN: [&str; 19] = [
         "game",
         "requestId",
         "sessionId",
@@ -318,6 +332,8 @@ pub(crate) fn parse_create(
         "lease",
         "run",
         "manifest",
+        "seatKeys",
+        "signaturePolicy",
     ];
     if let Some(key) = map.keys().find(|k| !KNOWN.contains(&k.as_str())) {
         return Err(bad(format!("unknown create field {key:?} (known: {})", KNOWN.join(", "))));
@@ -430,6 +446,7 @@ pub(crate) fn parse_create(
         Some(v) => SessionPolicy::from_value(v).map_err(bad)?,
     };
     let lease_ms = requested_lease_ms(map.get("lease"), bounds).map_err(bad)?;
+    let seat_keys = crate::signing::parse_create_signing(map, &seats, run.is_some())?;
     Ok(SessionConfig {
         session_id,
         game: game.game_ref().id,
@@ -450,5 +467,6 @@ pub(crate) fn parse_create(
         module_sha256: None,
         run,
         manifest: None,
+        seat_keys,
     })
 }

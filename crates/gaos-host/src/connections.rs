@@ -252,7 +252,11 @@ fn json_error_head(head: &[u8]) -> Option<Vec<u8>> {
     let end = at + "\r\ncontent-length: 0\r\n".len();
     let mut out = text.as_bytes()[..at].to_vec();
     out.extend_from_slice(
-        format!("\r\ncontent-type: application/json\r\ncontent-length: {}\r\n", body.len()).as_bytes(),
+        format!(
+            "\r\ncontent-type: application/json\r\nx-content-type-options: nosniff\r\nx-frame-options: DENY\r\ncontent-length: {}\r\n",
+            body.len()
+        )
+        .as_bytes(),
     );
     out.extend_from_slice(&text.as_bytes()[end..]);
     out.extend_from_slice(body.as_bytes());

@@ -108,6 +108,7 @@ pub fn from_kernel(e: KernelError) -> HostError {
             message,
         ),
         KernelError::Argument { .. } => HostError::invalid_request(message),
+        KernelError::Signature { .. } => HostError::new(ErrorCode::InvalidSignature, message),
         KernelError::ResyncRequired(_) => HostError::new(ErrorCode::ResyncRequired, message),
         KernelError::Lifecycle { .. }
         | KernelError::ReplayFormat { .. }

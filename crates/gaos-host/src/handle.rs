@@ -241,6 +241,12 @@ fn extension<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
 }
 
 impl InProcessSessionHandle {
+    /// Sign every submission with `key` (RFC-010; see
+    /// [`LifecycleHandle::with_signing_key`]).
+    pub fn with_signing_key(self, key: gaos_session::signing::SeatSigningKey) -> Self {
+        InProcessSessionHandle { inner: self.inner.with_signing_key(key) }
+    }
+
     /// `createSessionHandle(request, policy)`: create a session as the
     /// operator with `{...request, policy}` and return the creator seat's
     /// handle (holding the creator's controller lease) plus the seat tokens.

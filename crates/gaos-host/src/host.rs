@@ -7,41 +7,36 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use gaos_games::GameRegistry;
-use gaos_json::{Map, Value, hex_encode};
-use gaos_kernel::SessionKernel;
+use gaos_json::Value;
 use tokio::sync::OnceCell;
 
-use crate::actor::{
-    ActorHandle, ActorInit, Command, ResetMark, SessionActor, SessionSummary, Subscription, fence_of, rehydrate_run,
-};
+use crate::actor::{ActorHandle, Command, Subscription};
 use crate::answers::Answer;
 use crate::auth::{Caller, Credentials, new_token, token_hash};
 use crate::clock::HostClock;
-use crate::config::{LeaseBounds, SessionConfig, parse_create};
-use crate::envelope::{EXT_CREDENTIALS, EXT_LEASE, EXT_POLICY};
+use crate::config::LeaseBounds;
 use crate::error::HostError;
 use crate::host_key::HostKey;
-use crate::lease::{LeaseBook, LeaseOp, Presented};
-use crate::manifests::{ManifestRegistry, bound_manifest};
+use crate::lease::{LeaseOp, Presented};
+use crate::manifests::ManifestRegistry;
 use crate::metrics::Metrics;
 use crate::storage::writer::Writer;
-use crate::storage::{
-    CredentialRecord, CredentialRole, SessionRecord, SessionStateKey, SessionStatus, StoreError, StoreReader,
-    StoreWriter, WriteBatch, WriteOp,
-};
+use crate::storage::{CredentialRecord, CredentialRole, StoreError, StoreReader, StoreWriter, WriteOp};
 use crate::wire;
 
+mod callers;
+mod create;
 mod create_request;
 mod creator_claim;
 mod digest_keys;
+mod listing;
+mod load;
 mod membership;
 mod receipt_chain;
 mod rehydrate;
 pub mod retention;
+mod revocation;
 mod startup;
-use create_request::CreateRequest;
-use creator_claim::creator_claim;
-use digest_keys::digest_key_marker;
 pub use retention::Retention;
 
 /// Host-wide settings.
@@ -256,55 +251,18 @@ impl Host {
         &self.inner.options.registry
     }
 
-    /// Resolve a bearer token to a caller.
-    pub fn caller(&self, token: Option<&str>) -> Result<Caller, HostError> {
-        self.inner.credentials.resolve(token)
-    }
-
-    /// [`Host::caller`] for synchronous callers (the `/mcp` mount's and the
-    /// web pages' token checks): in a cluster an unknown token is looked up
-    /// in the store, blocking the calling thread for one read.
-    pub fn caller_blocking(&self, token: Option<&str>) -> Result<Caller, HostError> {
-        match self.caller(token) {
-            Err(refused) if self.cluster().is_some() && token.is_some() => {
-                let hash = token_hash(token.expect("checked"));
-                match self.inner.reader.load_credential(&hash) {
-                    Ok(Some(record)) => {
-                        self.inner.credentials.insert(record);
-                        self.caller(token)
-                    }
-                    Ok(None) => Err(refused),
-                    Err(e) => Err(HostError::unavailable(e.to_string())),
-                }
-            }
-            other => other,
-        }
-    }
-
-    /// [`Host::caller`], and in a cluster a token this host does not know
-    /// yet is looked up in the store (another host issued it).
-    pub async fn resolve_caller(&self, token: Option<&str>) -> Result<Caller, HostError> {
-        match self.caller(token) {
-            Err(refused) if self.cluster().is_some() && token.is_some() => {
-                let hash = token_hash(token.expect("checked"));
-                let reader = Arc::clone(&self.inner.reader);
-                match blocking(move || reader.load_credential(&hash)).await? {
-                    Some(record) => {
-                        self.inner.credentials.insert(record);
-                        self.caller(token)
-                    }
-                    None => Err(refused),
-                }
-            }
-            other => other,
-        }
-    }
-
     /// The actor of session `id`, rehydrating it from the store on first use.
     /// An id that is not a live session costs nothing that stays: a
     /// failed load leaves no entry in the session map, and a revoked
     /// session is answered from a small map without reading the store.
     pub(crate) async fn session(&self, id: &str) -> Result<ActorHandle, HostError> {
+        let loaded = self.session_as_loaded(id).await;
+        self.revoke_if_unloadable(id, loaded).await
+    }
+
+    /// [`Host::session`] without revoking a session that fails to load
+    /// (the restart pass revokes those itself and reports why).
+    pub(super) async fn session_as_loaded(&self, id: &str) -> Result<ActorHandle, HostError> {
         let existing = self.sessions_read().get(id).cloned();
         // An actor stopped after a failed or fenced write: forget it; the
         // load below asks the store again.
@@ -346,291 +304,6 @@ impl Host {
 
     fn revoked_reason(&self, id: &str) -> Option<String> {
         self.inner.revoked.read().unwrap_or_else(std::sync::PoisonError::into_inner).get(id).cloned()
-    }
-
-    async fn load(&self, id: &str) -> Result<ActorHandle, HostError> {
-        let reader = Arc::clone(&self.inner.reader);
-        let owned = id.to_owned();
-        let metrics = Arc::clone(&self.inner.metrics);
-        // The record and state first: a revoked session's events are never read.
-        let (record, state) = blocking(move || {
-            let Some(record) = reader.load_session(&owned)? else { return Ok(None) };
-            let state = reader.load_session_state(&owned)?;
-            Ok(Some((record, state)))
-        })
-        .await?
-        .ok_or_else(|| HostError::unknown_session(id))?;
-        metrics.add_store_loads(1, 0);
-        if self.cluster().is_some() && record.owner != self.node_id() {
-            // The routing layer claims a session before it is served here;
-            // a load without the claim would serve another host's session.
-            return Err(HostError::new(
-                ErrorCode::Fenced,
-                format!("session {id} is owned by {} at epoch {}, not by this host", record.owner, record.epoch),
-            ));
-        }
-        let leases = match state.iter().find(|(k, _)| *k == SessionStateKey::Leases) {
-            Some((_, text)) => LeaseBook::from_json(text)
-                .map_err(|e| HostError::internal(format!("stored lease state of {id} is unreadable: {e}")))?,
-            None => LeaseBook::default(),
-        };
-        if record.status == SessionStatus::Revoked {
-            let reason = leases.revoked.clone().unwrap_or_else(|| "revoked".into());
-            self.inner
-                .revoked
-                .write()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .insert(id.to_owned(), reason.clone());
-            return Err(HostError::revoked(&reason));
-        }
-        let reader = Arc::clone(&self.inner.reader);
-        let owned = id.to_owned();
-        let (log, answers) =
-            blocking(move || Ok((rehydrate::read_log(reader.as_ref(), &owned)?, reader.load_answers(&owned)?))).await?;
-        metrics.add_store_loads(0, log.events.len() as u64);
-        if self.cluster().is_some() {
-            // Another host may have reissued or issued tokens meanwhile.
-            let reader = Arc::clone(&self.inner.reader);
-            let owned = id.to_owned();
-            let records = blocking(move || reader.load_session_credentials(&owned)).await?;
-            self.inner.credentials.replace_session(id, records);
-        }
-        let fence = fence_of(id, &record.owner, record.epoch);
-        let digest_key = self.stored_digest_key(&fence, &state).await?;
-        let pinned_controller = match state.iter().find(|(k, _)| *k == SessionStateKey::Controller) {
-            Some((_, text)) => Some(
-                gaos_json::parse(text)
-                    .map_err(|e| HostError::internal(format!("the stored controller pin of {id} is not JSON: {e}")))?,
-            ),
-            None => None,
-        };
-        let config = gaos_json::parse(&record.config)
-            .map_err(|e| format!("it is not JSON: {e}"))
-            .and_then(|value| SessionConfig::from_value(&value))
-            .map_err(|e| {
-                HostError::new(ErrorCode::RehydrateFailed, format!("the stored configuration of {id}: {e}"))
-            })?;
-        let game = self
-            .inner
-            .options
-            .registry
-            .get(&config.game)
-            .ok_or_else(|| HostError::internal(format!("session {id} uses unknown game {}", config.game)))?;
-        crate::games::check_module(&self.inner.options.registry, id, &config.game, config.module_sha256.as_deref())?;
-        let options = Arc::new(config.kernel_options(&game));
-        // Replaying the log is CPU work: off the async workers, so a long
-        // load never delays other requests (`/healthz` included).
-        let owned = id.to_owned();
-        let reader = Arc::clone(&self.inner.reader);
-        let (kernel, restored_from) =
-            tokio::task::spawn_blocking(move || rehydrate::rebuild(&owned, options, log, reader))
-                .await
-                .map_err(|e| HostError::internal(format!("rehydrating {id} failed: {e}")))??;
-        // A multi-level run walks on through every level it reached.
-        let reset = match state.iter().find(|(k, _)| *k == SessionStateKey::RunReset) {
-            Some((_, text)) => Some(ResetMark::parse(text).map_err(|e| HostError::internal(format!("{id}: {e}")))?),
-            None => None,
-        };
-        let (kernel, episodes) = rehydrate_run(&config, &game, &self.inner.reader, kernel, reset).await?;
-        tracing::info!(session = %id, cursor = kernel.cursor(), "session rehydrated");
-        Ok(SessionActor::spawn(ActorInit {
-            config,
-            game,
-            kernel,
-            status: record.status,
-            answers,
-            writer: self.inner.writer.clone(),
-            metrics: Arc::clone(&self.inner.metrics),
-            reader: Arc::clone(&self.inner.reader),
-            leases,
-            clock: Arc::clone(&self.inner.clock),
-            lease_bounds: self.inner.options.lease_bounds,
-            digest_key,
-            host_key: self.inner.options.host_key.clone(),
-            pinned_controller,
-            turn_clock: state.iter().find(|(k, _)| *k == SessionStateKey::TurnClock).map(|(_, v)| v.clone()),
-            episodes,
-            checkpoint_every: self.inner.options.checkpoint_every,
-            restored_from,
-            fence,
-        }))
-    }
-
-    fn require_operator(caller: &Caller) -> Result<(), HostError> {
-        match caller {
-            Caller::Operator => Ok(()),
-            _ => Err(HostError::forbidden("this route needs the operator token")),
-        }
-    }
-
-    fn require_seat<'a>(caller: &'a Caller, id: &str) -> Result<&'a str, HostError> {
-        match caller {
-            Caller::Seat { session_id, seat } if session_id == id => Ok(seat),
-            Caller::Seat { .. } | Caller::Spectator { .. } if !caller.may_read(id) => {
-                Err(HostError::forbidden("this token belongs to another session"))
-            }
-            Caller::Spectator { .. } => Err(HostError::forbidden("the spectator token can only read the public view")),
-            Caller::Operator => Err(HostError::forbidden("the operator does not act for a seat; use the seat's token")),
-            Caller::Seat { .. } => Err(HostError::forbidden("this token belongs to another session")),
-        }
-    }
-
-    fn require_reader(caller: &Caller, id: &str) -> Result<(), HostError> {
-        if caller.may_read(id) { Ok(()) } else { Err(HostError::forbidden("this token belongs to another session")) }
-    }
-
-    /// `POST /v1/sessions`.
-    pub async fn create(&self, caller: &Caller, body: Value) -> Result<Answer, HostError> {
-        Self::require_operator(caller)?;
-        // With a requestId, creates run one at a time, so a retry racing its
-        // original cannot make a second session (create_request.rs).
-        let request = CreateRequest::read(&body)?;
-        let _serial = match &request {
-            Some(_) => Some(self.inner.creates.lock().await),
-            None => None,
-        };
-        if let Some(request) = &request
-            && let Some(answer) = self.replay_create(request).await?
-        {
-            return Ok(answer);
-        }
-        let game_id = body
-            .get("game")
-            .and_then(Value::as_str)
-            .ok_or_else(|| HostError::invalid_request("create needs \"game\": the id of a game this host serves"))?;
-        let game = self.inner.options.registry.get(game_id).ok_or_else(|| {
-            let known: Vec<String> = self.inner.options.registry.list().iter().map(|g| g.game_ref().id).collect();
-            HostError::new(
-                ErrorCode::UnknownGame,
-                format!("unknown game {game_id:?}; this host serves {}", known.join(", ")),
-            )
-        })?;
-        let session_id = match body.get("sessionId") {
-            None => format!("s-{}", hex_encode(&rand::random::<[u8; 8]>())),
-            Some(Value::String(id)) if gaos_kernel::protocol::is_valid_participant_id(id) => {
-                self.require_new_session_id(id).await?;
-                id.clone()
-            }
-            Some(_) => {
-                return Err(HostError::invalid_request("sessionId must match ^[A-Za-z0-9_.:@-]{1,128}$"));
-            }
-        };
-        let now = self.inner.clock.now_ms();
-        let bounds = self.inner.options.lease_bounds;
-        let mut config = parse_create(&body, &game, session_id.clone(), rand::random::<u32>(), now, &bounds)?;
-        config.module_sha256 = crate::games::module_sha256(&self.inner.options.registry, game_id);
-        retention::check_policy(config.policy.value(), self.inner.options.retention.as_ref())?;
-        config.manifest = bound_manifest(&config, body.get("manifest"), &self.inner.options, &game)?;
-        let options = Arc::new(config.kernel_options(&game));
-        let kernel = SessionKernel::from_shared(options)
-            .map_err(|e| HostError::invalid_request(format!("the game refused this session: {e}")))?;
-        let mut batch = WriteBatch::new();
-        batch.push(WriteOp::CreateSession(SessionRecord {
-            id: session_id.clone(),
-            game_id: config.game.clone(),
-            created_at_ms: config.created_at_ms,
-            status: SessionStatus::Active,
-            config: gaos_json::canonical_json(&config.to_value()),
-            owner: self.inner.options.node_id.clone(),
-            epoch: 1,
-        }));
-        let host_key = &self.inner.options.host_key;
-        let (leases, lease_ext) = creator_claim(&body, &config, host_key, bounds.default_ms, now)?;
-        batch.push(WriteOp::SessionState {
-            session_id: session_id.clone(),
-            key: SessionStateKey::Leases,
-            value: leases.to_json(),
-        });
-        // The receipt digests' key, drawn here and stored with the session so
-        // receipts stay stable across restarts; it never leaves the host.
-        let digest_key = host_key.digest_key(&session_id);
-        batch.push(digest_key_marker(&session_id));
-        let mut seat_tokens = std::collections::BTreeMap::new();
-        let mut records = Vec::new();
-        for seat in &config.seats {
-            let token = host_key.create_token("gaos_seat_", &session_id, seat);
-            records.push(CredentialRecord {
-                token_hash: token_hash(&token),
-                session_id: session_id.clone(),
-                role: CredentialRole::Seat,
-                seat: Some(seat.clone()),
-                issued_at_ms: config.created_at_ms,
-            });
-            seat_tokens.insert(seat.clone(), token);
-        }
-        let spectator = host_key.create_token("gaos_spec_", &session_id, "");
-        records.push(CredentialRecord {
-            token_hash: token_hash(&spectator),
-            session_id: session_id.clone(),
-            role: CredentialRole::Spectator,
-            seat: None,
-            issued_at_ms: config.created_at_ms,
-        });
-        for record in &records {
-            batch.push(WriteOp::Credential(record.clone()));
-        }
-        let mut ext = Map::new();
-        ext.insert(EXT_CREDENTIALS.into(), wire::value(&wire::Credentials { seats: seat_tokens, spectator }));
-        ext.insert(EXT_POLICY.into(), gaos_session::PolicyExtension::of(&config.policy).to_value());
-        if let Some(lease_ext) = &lease_ext {
-            ext.insert(EXT_LEASE.into(), wire::value(lease_ext));
-        }
-        if let Some(request) = &request {
-            batch.push(request.request_row(&session_id, &ext));
-        }
-        self.inner.writer.write(batch).await.map_err(store_error)?;
-        for record in records {
-            self.inner.credentials.insert(record);
-        }
-        let handle = SessionActor::spawn(ActorInit {
-            config,
-            game,
-            kernel,
-            status: SessionStatus::Active,
-            answers: Vec::new(),
-            writer: self.inner.writer.clone(),
-            metrics: Arc::clone(&self.inner.metrics),
-            reader: Arc::clone(&self.inner.reader),
-            leases,
-            clock: Arc::clone(&self.inner.clock),
-            lease_bounds: bounds,
-            digest_key,
-            host_key: self.inner.options.host_key.clone(),
-            pinned_controller: None,
-            turn_clock: None,
-            episodes: crate::actor::Episodes::default(),
-            checkpoint_every: self.inner.options.checkpoint_every,
-            restored_from: None,
-            fence: fence_of(&session_id, &self.inner.options.node_id, 1),
-        });
-        {
-            let slot: Slot = Arc::new(OnceCell::new());
-            let _ = slot.set(handle.clone());
-            let mut sessions = self.sessions_write();
-            sessions.insert(session_id.clone(), slot);
-            self.inner.metrics.set_session_slots(sessions.len());
-        }
-        tracing::info!(session = %session_id, game = %game_id, "session created");
-        let answer = handle.ask(|reply| Command::CreatorEnvelope { extensions: ext, reply }).await?;
-        if let Some(request) = &request {
-            self.store_create_answer(request, &session_id, &answer).await?;
-        }
-        Ok(answer)
-    }
-
-    /// \[P\] An operator may name the session it creates (`sessionId`, e.g.
-    /// benchmark episodes, whose replays must not depend on a random id);
-    /// an id already in use is refused with 409 `session_exists`.
-    async fn require_new_session_id(&self, id: &str) -> Result<(), HostError> {
-        let taken = self.sessions_read().get(id).is_some_and(|slot| slot.initialized()) || {
-            let reader = Arc::clone(&self.inner.reader);
-            let owned = id.to_owned();
-            blocking(move || reader.load_session(&owned)).await?.is_some()
-        };
-        if taken {
-            return Err(HostError::new(ErrorCode::SessionExists, format!("a session with id {id:?} already exists")));
-        }
-        Ok(())
     }
 
     /// `GET /v1/sessions/{id}/tick`.
@@ -857,43 +530,5 @@ impl Host {
         self.inner.credentials.revoke_seat(id, seat);
         self.inner.credentials.insert(record);
         Ok(wire::value(&wire::ReissuedToken { session_id: id, seat, token }))
-    }
-
-    /// `GET /v1/sessions` (operator).
-    pub async fn list(&self, caller: &Caller, status: Option<SessionStatus>) -> Result<Value, HostError> {
-        Self::require_operator(caller)?;
-        let reader = Arc::clone(&self.inner.reader);
-        let records = blocking(move || reader.list_sessions(status)).await?;
-        let live: Vec<(String, ActorHandle)> = {
-            let sessions = self.sessions_read();
-            sessions.iter().filter_map(|(id, slot)| slot.get().map(|h| (id.clone(), h.clone()))).collect()
-        };
-        let mut summaries: HashMap<String, SessionSummary> = HashMap::new();
-        for (id, handle) in live {
-            let (reply, wait) = tokio::sync::oneshot::channel();
-            if handle.tx.send(Command::Summary { reply }).await.is_ok()
-                && let Ok(summary) = wait.await
-            {
-                summaries.insert(id, summary);
-            }
-        }
-        let sessions = records
-            .into_iter()
-            .map(|record| {
-                let live = summaries.get(&record.id);
-                wire::SessionRow {
-                    status: live.map(|s| s.status).unwrap_or(record.status).as_str(),
-                    cursor: live.map(|s| s.cursor),
-                    tick: live.map(|s| s.tick),
-                    seats: live.map(|s| s.seats.clone()),
-                    seat_states: live.map(|s| s.seat_states.clone()),
-                    paused: live.map(|s| s.paused),
-                    id: record.id,
-                    game: record.game_id,
-                    created_at: record.created_at_ms,
-                }
-            })
-            .collect();
-        Ok(wire::value(&wire::SessionList { sessions }))
     }
 }

@@ -10,9 +10,13 @@ mod bodies;
 mod extract;
 mod json_errors;
 mod response;
+mod route_sessions;
+mod stream_auth;
 
 pub use extract::BODY_LIMIT;
 pub(crate) use json_errors::{code_for as error_code_for, json_errors};
+pub use route_sessions::NODE_HEADER;
+pub(crate) use route_sessions::{FencedHere, route_sessions};
 
 use gaos_session::ErrorCode;
 use std::convert::Infallible;
@@ -160,17 +164,30 @@ impl Drop for StreamGuard {
 struct StreamState {
     initial: std::vec::IntoIter<Arc<StreamItem>>,
     live: broadcast::Receiver<Arc<StreamItem>>,
+    /// Ends the stream when its token is revoked or rotated.
+    watch: stream_auth::CredentialWatch,
     _guard: StreamGuard,
     done: bool,
 }
 
-async fn stream(State(host): State<Host>, Path(id): Path<String>, RawQuery(q): RawQuery, caller: Caller) -> Answered {
+/// The last event of a stream whose token was revoked or rotated.
+const REVOKED_EVENT: &str =
+    "{\"code\":\"unauthorized\",\"error\":\"the token this stream was opened with was revoked or rotated\"}";
+
+async fn stream(
+    State(host): State<Host>,
+    Path(id): Path<String>,
+    RawQuery(q): RawQuery,
+    stream_caller: stream_auth::StreamCaller,
+) -> Answered {
+    let stream_auth::StreamCaller { caller, watch } = stream_caller;
     let after = parse_after(q.as_deref())?;
     let subscription = host.subscribe(&caller, &id, after).await?;
     host.metrics().open_streams.fetch_add(1, Ordering::Relaxed);
     let state = StreamState {
         initial: subscription.initial.into_iter(),
         live: subscription.live,
+        watch,
         _guard: StreamGuard(Arc::clone(host.metrics())),
         done: false,
     };
@@ -181,7 +198,15 @@ async fn stream(State(host): State<Host>, Path(id): Path<String>, RawQuery(q): R
         if let Some(item) = state.initial.next() {
             return Some((Ok::<Event, Infallible>(Event::default().event(item.event).data(item.data.as_str())), state));
         }
-        match state.live.recv().await {
+        let received = tokio::select! {
+            biased;
+            () = state.watch.revoked() => {
+                state.done = true;
+                return Some((Ok(Event::default().event("revoked").data(REVOKED_EVENT)), state));
+            }
+            received = state.live.recv() => received,
+        };
+        match received {
             Ok(item) => Some((Ok(Event::default().event(item.event).data(item.data.as_str())), state)),
             Err(broadcast::error::RecvError::Lagged(missed)) => {
                 // The client fell behind: tell it to resume from its last

@@ -48,6 +48,7 @@ pub(crate) mod run_spec;
 pub(crate) mod schedule;
 pub(crate) mod seat_status;
 pub mod serve;
+pub(crate) mod signing;
 pub mod storage;
 pub(crate) mod wire;
 

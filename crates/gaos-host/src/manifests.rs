@@ -32,7 +32,6 @@ use gaos_session::benchmark::{BenchmarkManifest, BenchmarkTask, scoring_plugin};
 
 use crate::config::SessionConfig;
 use crate::error::HostError;
-use crate::host::HostOptions;
 
 /// The manifests a host holds for official evaluation, by digest.
 #[derive(Debug, Clone, Default)]
@@ -72,19 +71,20 @@ impl ManifestRegistry {
 pub(crate) fn bound_manifest(
     config: &SessionConfig,
     inline: Option<&Value>,
-    options: &HostOptions,
+    manifests: &ManifestRegistry,
+    registry: &GameRegistry,
     game: &Arc<dyn Game>,
 ) -> Result<Option<Value>, HostError> {
-    let Some(manifest) = bind_manifest(&config.policy, inline, &options.manifests)? else { return Ok(None) };
+    let Some(manifest) = bind_manifest(&config.policy, inline, manifests)? else { return Ok(None) };
     if config.run.is_some() {
         // A manifest plans episodes of one task level at one seed; a run's
         // levels are no such episode, so no official score could be bound.
         return Err(unprocessable(
             ErrorCode::NotPlanned,
-            "a multi-level run is no episode a benchmark manifest plans (one task level at one planned seed):              create one session per planned episode, as `gaos bench run` does, or play the run under practice              evaluation",
+            "a multi-level run is no episode a benchmark manifest plans (one task level at one planned seed): create one session per planned episode, as `gaos bench run` does, or play the run under practice evaluation",
         ));
     }
-    check_planned(&manifest, &options.registry, game, &config.level_id, &config.level, config.seed)?;
+    check_planned(&manifest, registry, game, &config.level_id, &config.level, config.seed)?;
     Ok(Some(manifest.value().clone()))
 }
 

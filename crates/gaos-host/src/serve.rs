@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::auth::{OperatorTokenSource, operator_token};
+use crate::cluster::SessionHome;
 use crate::cluster::{Cluster, ClusterOptions};
 use crate::connections::{ConnectionLimits, serve_bounded};
 use crate::host::{Host, HostOptions};
@@ -49,6 +50,19 @@ pub async fn serve(
 pub async fn serve_with_routes(
     options: ServeOptions,
     extra: impl FnOnce(&Host, std::net::SocketAddr) -> axum::Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), String> {
+    serve_with_app(options, |host, address, routes| routes.merge(extra(host, address)), shutdown).await
+}
+
+/// [`serve`], with the whole application made by `app` from the opened
+/// host, the bound address and the host's own router: routes merged beside
+/// the host's and layers around all of them (the binary's `Host` and
+/// `Origin` checks and security headers), without the host depending on
+/// them. Every error stays JSON.
+pub async fn serve_with_app(
+    options: ServeOptions,
+    app: impl FnOnce(&Host, std::net::SocketAddr, axum::Router) -> axum::Router,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), String> {
     // The lock comes first: nothing in the directory is read while another
@@ -122,16 +136,16 @@ pub async fn serve_with_routes(
     }
     use std::io::Write;
     let _ = std::io::stdout().flush();
-    // Errors of the mounted routes (the /mcp transport) are JSON too; the
-    // routing layer (outermost) forwards a cluster's sessions to their owner
-    // and names the serving node on every answer.
-    let routes = crate::http::router(host.clone())
-        .merge(extra(&host, address))
-        .layer(axum::middleware::from_fn(crate::http::json_errors))
-        .layer(axum::middleware::from_fn_with_state(host.clone(), crate::cluster::route_sessions));
+    // Errors of the mounted routes (the /mcp transport) are JSON too. The
+    // routing layer forwards a cluster's sessions to their owner and names
+    // the serving node; it sits inside the application's layers (the
+    // binary's Host check), so a request is checked before it is forwarded.
+    let own = crate::http::router(host.clone())
+        .layer(axum::middleware::from_fn_with_state(host.clone(), crate::http::route_sessions));
+    let routes = app(&host, address, own).layer(axum::middleware::from_fn(crate::http::json_errors));
     let pass = tokio::spawn(rehydrate_in_background(host.clone()));
     if let Some(cluster) = host.cluster() {
-        cluster.spawn_background(host.clone());
+        cluster.spawn_background(Arc::new(host.clone()));
     }
     let served = serve_bounded(listener, routes, options.limits, shutdown).await;
     pass.abort();

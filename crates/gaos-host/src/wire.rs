@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use gaos_json::Value;
 use serde::Serialize;
 
+use crate::lease::ClaimState;
 use crate::storage::SessionStatus;
 
 /// Serialize a wire shape into a JSON value.
@@ -97,7 +98,7 @@ pub(crate) struct SessionRow {
     pub seats: Option<Vec<String>>,
     /// Per seat: submitted/awaited in the open window and its lease.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub seat_states: Option<Vec<crate::actor::SeatState>>,
+    pub seat_states: Option<Vec<SeatState>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paused: Option<bool>,
 }
@@ -163,4 +164,48 @@ mod tests {
             r#"{"expired":[],"failed":[{"reason":"why","sessionId":"t"}],"loaded":1,"retained":[{"epoch":1,"seat":"a","sessionId":"s"}]}"#
         );
     }
+}
+
+/// A seat's part in the open window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WindowPart {
+    /// Its action is in; the window waits for others.
+    Submitted,
+    /// The window waits for this seat.
+    Awaited,
+    /// Not this seat's turn (or the game is over).
+    Idle,
+}
+
+/// Who holds a seat's claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HolderKind {
+    /// A lease-unaware caller acting with the seat token (an implicit claim).
+    Bearer,
+    /// A controller that attached with a lease of its own.
+    Controller,
+}
+
+/// A seat's current claim.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SeatLeaseState {
+    pub state: ClaimState,
+    pub holder: HolderKind,
+    pub expires_at: i64,
+}
+
+/// One seat, as `GET /v1/sessions/{id}/seats` and the session list show it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SeatState {
+    pub seat: String,
+    pub window: WindowPart,
+    /// `None`: nobody holds the seat.
+    pub lease: Option<SeatLeaseState>,
+    /// The seat's clock-driven progress is stopped (lapsed claim or a
+    /// safety pause).
+    pub paused: bool,
 }

@@ -1,6 +1,7 @@
 //! The stored session configuration is typed: a session whose stored
 //! configuration does not read back fails its load with `rehydrate_failed`
-//! (and the restart pass revokes it), never runs on a default.
+//! and is revoked (by the restart pass, or by the first request that loads
+//! it), never runs on a default.
 
 use std::sync::Arc;
 
@@ -72,16 +73,36 @@ async fn a_stored_configuration_round_trips_and_an_unreadable_one_fails_the_load
         .await
         .expect_err("not attachable");
     assert_eq!(attach.code, gaos_session::ErrorCode::NotAttachable);
-    for (id, field) in [(&broken_policy, "policy"), (&broken_cadence, "cadence")] {
-        let refused = host.observe(&observer(id), id).await.expect_err("an unreadable configuration fails the load");
-        assert_eq!(refused.code, gaos_session::ErrorCode::RehydrateFailed, "{refused}");
-        assert_eq!(refused.status.as_u16(), 500);
-        assert!(refused.message.contains(id.as_str()), "{refused}");
-        assert!(refused.message.contains(field) || refused.message.contains("mode"), "{refused}");
-    }
-    // The restart pass revokes them, and says why.
+    // The restart pass fails their loads, says why, and revokes them.
     let report = host.rehydrate_active().await.expect("the pass");
-    let failed: Vec<&str> = report.failed.iter().map(|(id, _)| id.as_str()).collect();
-    assert!(failed.contains(&broken_policy.as_str()) && failed.contains(&broken_cadence.as_str()), "{failed:?}");
+    for (id, field) in [(&broken_policy, "policy"), (&broken_cadence, "cadence")] {
+        let (_, why) = report.failed.iter().find(|(failed, _)| failed == id).expect("the load failed");
+        assert!(why.contains(id.as_str()), "{why}");
+        assert!(why.contains(field) || why.contains("mode"), "{why}");
+        let refused = host.observe(&observer(id), id).await.expect_err("a revoked session");
+        assert_eq!(refused.code, gaos_session::ErrorCode::Revoked, "{refused}");
+        assert!(refused.message.contains("rehydrate_failed"), "{refused}");
+    }
     assert!(report.loaded.contains(&plain) && report.loaded.contains(&limited));
+    // A host that meets one on a request instead (no restart pass): the
+    // load fails with `rehydrate_failed`, and the session is revoked so
+    // every later call answers `410 revoked` from memory.
+    let dir2 = TempDir::new("gaos-stored-config-lazy");
+    let id = {
+        let lazy = open(&dir2).await;
+        created(&lazy, r#"{"game":"conformance/counter"}"#).await
+    };
+    edit_config(&dir2, &id, |c| {
+        c.insert("policy".into(), json(r#"{"evaluation":{"kind":"bogus"}}"#));
+    });
+    let lazy = open(&dir2).await;
+    for _ in 0..2 {
+        let refused = lazy.observe(&observer(&id), &id).await.expect_err("an unreadable configuration");
+        assert_eq!(refused.code, gaos_session::ErrorCode::Revoked, "{refused}");
+        assert_eq!(refused.status.as_u16(), 410);
+    }
+    drop(lazy);
+    let reopened = open(&dir2).await;
+    let report = reopened.rehydrate_active().await.expect("the pass");
+    assert!(!report.loaded.contains(&id) && report.failed.is_empty(), "revoked durably: {report:?}");
 }

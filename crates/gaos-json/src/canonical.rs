@@ -118,6 +118,21 @@ pub(crate) fn write_string<S: CanonicalSink + ?Sized>(s: &str, sink: &mut S) {
     sink.push_str("\"");
 }
 
+// A value prints as its canonical JSON text: the formatting lives with the
+// canonical writer, so `value` does not depend on this module.
+impl std::fmt::Debug for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&canonical_json(self))
+    }
+}
+
+impl std::fmt::Display for Value {
+    /// Canonical JSON text.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&canonical_json(self))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

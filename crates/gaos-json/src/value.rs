@@ -1,5 +1,3 @@
-use std::fmt;
-
 use crate::error::{JsonError, JsonErrorKind};
 
 /// 2^53 − 1, the largest integer a JavaScript number holds exactly.
@@ -148,19 +146,6 @@ impl Value {
             Value::Array(_) => "array",
             Value::Object(_) => "object",
         }
-    }
-}
-
-impl fmt::Debug for Value {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&crate::canonical_json(self))
-    }
-}
-
-impl fmt::Display for Value {
-    /// Canonical JSON text.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&crate::canonical_json(self))
     }
 }
 

@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::action::SubmittedAction;
 use crate::error::{CheckpointCode, KernelError};
-use crate::kernel::IngestReceipt;
 use crate::protocol::IntentWindow;
+use crate::receipt::IngestReceipt;
 
 /// `format` of a kernel checkpoint.
 pub const CHECKPOINT_FORMAT: &str = "gaos.kernel-checkpoint";

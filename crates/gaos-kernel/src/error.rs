@@ -189,6 +189,11 @@ pub enum KernelError {
     /// The embedder's [`HistoryLookup`](crate::history::HistoryLookup) failed.
     #[error("history lookup failed: {message}")]
     History { message: String },
+    /// A signed session refused a submission or seat signature whose chain or
+    /// signature would not verify (RFC-010; beyond the reference kernel,
+    /// which checks only shapes).
+    #[error("{message}")]
+    Signature { message: String },
 }
 
 impl From<IntentError> for KernelError {
@@ -222,6 +227,9 @@ impl KernelError {
     pub fn replay(problems: Vec<String>) -> Self {
         KernelError::ReplayFormat { problems }
     }
+    pub fn signature(message: impl Into<String>) -> Self {
+        KernelError::Signature { message: message.into() }
+    }
     pub fn checkpoint(code: CheckpointCode, message: impl Into<String>) -> Self {
         KernelError::Checkpoint { code, message: message.into() }
     }
@@ -239,6 +247,7 @@ impl KernelError {
             KernelError::Checkpoint { .. } => "checkpoint",
             KernelError::ResyncRequired(_) => "resync",
             KernelError::History { .. } => "history",
+            KernelError::Signature { .. } => "signature",
         }
     }
 
@@ -267,6 +276,7 @@ impl KernelError {
             KernelError::Checkpoint { code, .. } => code.as_str(),
             KernelError::ResyncRequired(_) => "resync_required",
             KernelError::History { .. } => "history_unavailable",
+            KernelError::Signature { .. } => "invalid_signature",
         }
     }
 }
@@ -347,6 +357,7 @@ mod tests {
                 "resync_required",
             ),
             (KernelError::History { message: "m".into() }, "history", "history_unavailable"),
+            (KernelError::signature("m"), "signature", "invalid_signature"),
         ];
         for (error, kind, code) in cases {
             assert_eq!((error.kind(), error.code()), (kind, code), "{error:?}");

@@ -5,7 +5,7 @@ use gaos_json::{Map, Value};
 use serde::{Deserialize, Serialize};
 
 use crate::action::SubmittedAction;
-use crate::game::GameRef;
+use crate::game_ref::GameRef;
 
 /// `{participantId, submissionId}`: the identity of one accepted submission.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -132,6 +132,15 @@ pub enum EventBody {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         sig: Option<Value>,
     },
+    /// RFC-010: a seat's periodic signature over its current chain head
+    /// (covers its chained-but-unsigned submissions; not a chain link).
+    SeatSignature {
+        tick: u64,
+        participant_id: String,
+        client_time: u64,
+        prev_chain_hash: String,
+        sig: String,
+    },
 }
 
 impl EventBody {
@@ -144,6 +153,7 @@ impl EventBody {
             EventBody::Extension { .. } => "extension",
             EventBody::Checkpoint { .. } => "checkpoint",
             EventBody::Rejection { .. } => "rejection",
+            EventBody::SeatSignature { .. } => "seat-signature",
         }
     }
 }

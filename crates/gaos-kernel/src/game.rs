@@ -1,41 +1,18 @@
 //! Game identity, command/timeout mapping contexts and the [`Game`] trait a
 //! product implements so hosts, runners and verifiers can use it by id.
 
+use std::sync::Arc;
+
+pub use crate::game_ref::{AdapterRef, GameRef};
 use gaos_json::Value;
-use serde::{Deserialize, Serialize};
 
 use crate::action::SubmittedAction;
+use crate::cadence::Cadence;
 use crate::error::GameError;
-use crate::options::Cadence;
 use crate::reducer::DynReducer;
 
-/// `{id, version}` of a game's adapter (its reducer implementation).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AdapterRef {
-    pub id: String,
-    pub version: String,
-}
-
-/// `ReplayGameRef`: `{id, version, adapter: {id, version}}`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GameRef {
-    pub id: String,
-    pub version: String,
-    pub adapter: AdapterRef,
-}
-
-impl GameRef {
-    /// The conformance convention: version "1", adapter `<id>/reducer` "1".
-    pub fn conventional(id: &str) -> Self {
-        GameRef {
-            id: id.into(),
-            version: "1".into(),
-            adapter: AdapterRef { id: format!("{id}/reducer"), version: "1".into() },
-        }
-    }
-}
+/// `timeoutPolicyRef` of timeouts governed by `header.timeoutPolicy`.
+pub const TIMEOUT_POLICY_REF: &str = "header.timeoutPolicy";
 
 /// `CommandContext` passed to `commandToAction` (borrowed: it is built on
 /// every ingest).
@@ -290,4 +267,20 @@ pub trait Game: Send + Sync {
     fn render(&self, _view: &Value, _seat: Option<&str>) -> Option<Result<String, GameError>> {
         None
     }
+
+    /// This game for one session (or one replay, or one request) of its
+    /// own, when calls on behalf of different sessions must not share
+    /// anything the game's code can observe (a game module's module-level
+    /// variables). `None` (the default, and for a game already isolated):
+    /// the game itself serves every session. Use [`isolated`].
+    fn isolate(&self) -> Option<Arc<dyn Game>> {
+        None
+    }
+}
+
+/// `game` for one session of its own ([`Game::isolate`]): every call a
+/// session makes (reducer, mappers, legal actions) goes through the game
+/// this returns, so nothing of it reaches another session's calls.
+pub fn isolated(game: &Arc<dyn Game>) -> Arc<dyn Game> {
+    game.isolate().unwrap_or_else(|| Arc::clone(game))
 }

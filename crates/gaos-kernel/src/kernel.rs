@@ -14,7 +14,8 @@
 //! `derive` what a reducer state implies (view facts, seat views, next
 //! window); `prepared` the prepared transition; `commit` how its patch is
 //! applied; `rehydrate` rebuilding a kernel from its transcript, one function
-//! per event kind; `checkpoint` checkpoints, restore and compaction.
+//! per event kind; `checkpoint` checkpoints, restore and compaction;
+//! `signing` signed sessions (chain heads, ingest checks, seat signatures).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -43,6 +44,7 @@ mod prepared;
 mod query;
 mod rehydrate;
 mod resolve;
+mod signing;
 mod timeout;
 
 use commit::Patch;
@@ -52,10 +54,13 @@ use resolve::RejectionRecord;
 
 // Kept at its old path (`kernel::validate_timeout_audit`); defined in audit.rs.
 pub use crate::audit::validate_timeout_audit;
+pub use crate::receipt::{IngestReceipt, ReceiptStatus};
 pub use advance::{AdvanceSummary, SessionWarning};
 pub use checkpoint::{CompactRequest, CompactSummary};
-pub use ingest::{IngestBatch, IngestOutcome, IngestReceipt, ReceiptStatus};
+pub use ingest::{IngestBatch, IngestOutcome};
 pub use prepared::{Prepared, PreparedResult};
+use signing::SeatChains;
+pub use signing::{ChainPosition, SeatSignatureInput};
 
 static NEXT_KERNEL_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -91,6 +96,8 @@ struct Live<S> {
     last_checkpoint_tick: u64,
     /// Transition revision of the last compaction (0: never compacted).
     retention_floor: u64,
+    /// Each seat's RFC-010 chain (signed sessions only).
+    chains: Option<SeatChains>,
 }
 
 /// The authoritative session kernel (RFC-006).
@@ -133,6 +140,10 @@ where
         let facts = Self::facts(&options, &state, &full_view)?;
         let seat_views = Self::compute_seat_views(&options, &state, None)?;
         let window = Self::window_for(&options, 0, &facts.participants)?;
+        let chains = match &options.signing {
+            Some(roster) => Some(SeatChains::new(&options.session_id, roster)?),
+            None => None,
+        };
         let live = Live {
             state,
             transition_revision: 0,
@@ -150,6 +161,7 @@ where
             events: EventLog::new(),
             last_checkpoint_tick: 0,
             retention_floor: 0,
+            chains,
         };
         Ok(SessionKernel {
             id: NEXT_KERNEL_ID.fetch_add(1, Ordering::Relaxed),

@@ -7,18 +7,22 @@
 
 pub mod action;
 mod audit;
+mod cadence;
 pub mod checkpoint;
 pub mod commitment;
 mod digest;
 pub mod dmath;
 pub mod error;
 pub mod game;
+mod game_ref;
 mod hash;
 pub mod history;
 pub mod protocol;
+mod receipt;
 pub mod reducer;
 pub mod replay;
 pub mod seed;
+pub mod signing;
 mod view;
 
 pub use action::{ActionTarget, COMMIT_SCHEME, CommitEnvelope, RevealEnvelope, SubmittedAction};
@@ -28,7 +32,7 @@ pub use error::{
     AdvanceCode, ArgumentCode, CheckpointCode, ConflictCode, GameError, IntentError, IntentErrorCode, KernelError,
     LifecycleCode, ResyncRequired,
 };
-pub use game::{AdapterRef, CommandContext, Game, GameRef, LevelSpec, TimeoutContext, TimeoutInput};
+pub use game::{AdapterRef, CommandContext, Game, GameRef, LevelSpec, TimeoutContext, TimeoutInput, isolated};
 pub use protocol::{
     CommandSubmission, IntentWindow, PROTOCOL_ID, PROTOCOL_VERSION, SessionBinding, TickEnvelope, TickRate,
     make_tick_id,
@@ -50,8 +54,8 @@ pub use event::{
 };
 pub use history::{HistoryLookup, MemoryHistory};
 pub use kernel::{
-    AdvanceSummary, CompactRequest, CompactSummary, IngestBatch, IngestOutcome, IngestReceipt, Prepared,
-    PreparedResult, ReceiptStatus, SessionKernel, SessionWarning,
+    AdvanceSummary, ChainPosition, CompactRequest, CompactSummary, IngestBatch, IngestOutcome, IngestReceipt, Prepared,
+    PreparedResult, ReceiptStatus, SeatSignatureInput, SessionKernel, SessionWarning,
 };
 pub use observation::{DeltaBody, DeltaOrigin, ObservationDelta, RejectionNotice, apply_observation_delta};
 pub use options::{Cadence, CommandMapper, GameOptionsBuilder, HostTime, KernelOptions, SessionLimits, TimeoutMapper};

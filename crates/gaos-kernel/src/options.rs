@@ -1,6 +1,7 @@
 //! Kernel construction options and limits (`SessionKernelOptions`,
 //! `SessionLimits`).
 
+pub use crate::cadence::Cadence;
 use std::sync::Arc;
 
 use gaos_json::Value;
@@ -8,10 +9,11 @@ use gaos_json::Value;
 use crate::action::SubmittedAction;
 use crate::dmath::{DMATH_ALGORITHM, Dmath};
 use crate::error::{GameError, KernelError};
-use crate::event::{HeaderCadence, SeedPolicy, SessionHeader};
+use crate::event::{SeedPolicy, SessionHeader};
 use crate::game::{CommandContext, Game, GameRef, TimeoutContext, TimeoutInput};
-use crate::protocol::{TickRate, is_valid_participant_id};
+use crate::protocol::is_valid_participant_id;
 use crate::reducer::{DynReducer, StateIsolation, TickReducer};
+use crate::signing::Roster;
 
 /// `commandToAction(command, ctx)`.
 pub type CommandMapper =
@@ -36,39 +38,6 @@ impl std::fmt::Debug for HostTime {
         match self {
             HostTime::None => f.write_str("HostTime::None"),
             HostTime::Provider(_) => f.write_str("HostTime::Provider(..)"),
-        }
-    }
-}
-
-/// Session cadence.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Cadence {
-    /// Resolve per collection window (`prepare_advance()` without target).
-    Turns,
-    /// Fixed tick rate; windows resolve as they are when their tick is advanced.
-    Ticks(TickRate),
-}
-
-impl Cadence {
-    pub fn header(&self) -> HeaderCadence {
-        match self {
-            Cadence::Turns => HeaderCadence::Turns,
-            Cadence::Ticks(rate) => HeaderCadence::Ticks { ticks_per_second: rate.ticks_per_second },
-        }
-    }
-
-    /// Read `{"mode":"turns"}` or `{"mode":"ticks","ticksPerSecond":N}`.
-    pub fn from_value(value: &Value) -> Result<Self, String> {
-        match value.get("mode").and_then(Value::as_str) {
-            Some("turns") => Ok(Cadence::Turns),
-            Some("ticks") => {
-                let tps = value
-                    .get("ticksPerSecond")
-                    .and_then(Value::as_f64)
-                    .ok_or("ticks cadence needs a numeric ticksPerSecond")?;
-                Ok(Cadence::Ticks(TickRate::new(tps)?))
-            }
-            _ => Err("cadence must be {\"mode\":\"turns\"} or {\"mode\":\"ticks\",\"ticksPerSecond\":N}".into()),
         }
     }
 }
@@ -175,6 +144,14 @@ pub struct KernelOptions<R: TickReducer> {
     pub limits: SessionLimits,
     /// Absent: `Clone` isolation.
     pub state_isolation: Option<Arc<dyn StateIsolation<R::State>>>,
+    /// RFC-010 signed play: the seat roster (`seatKeys`, recorded with
+    /// `signaturePolicy` in the header). Absent: an unsigned session.
+    pub signing: Option<Roster>,
+    /// `timeoutPolicy`, recorded in the header. A signed session's must be
+    /// the tick-bounded form `{"mode":"ticks","windowTicks":N}` (ticks
+    /// cadence, a timeout mapper), which the kernel then enforces: an
+    /// incomplete window resolves only by a timeout at `cursor + N`.
+    pub timeout_policy: Option<Value>,
 }
 
 impl<R: TickReducer + Clone> Clone for KernelOptions<R> {
@@ -196,6 +173,8 @@ impl<R: TickReducer + Clone> Clone for KernelOptions<R> {
             timeout_to_action: self.timeout_to_action.clone(),
             limits: self.limits,
             state_isolation: self.state_isolation.clone(),
+            signing: self.signing.clone(),
+            timeout_policy: self.timeout_policy.clone(),
         }
     }
 }
@@ -221,9 +200,9 @@ impl<R: TickReducer> KernelOptions<R> {
             seed_policy: self.seed_policy,
             seats: self.seats.clone(),
             cadence: self.cadence.header(),
-            timeout_policy: None,
-            seat_keys: None,
-            signature_policy: None,
+            timeout_policy: self.timeout_policy.clone(),
+            seat_keys: self.signing.as_ref().map(Roster::to_value),
+            signature_policy: self.signing.as_ref().map(|_| crate::signing::signature_policy_value()),
             dmath: self.dmath.as_ref().map(Dmath::to_value),
         }
     }
@@ -259,6 +238,35 @@ impl<R: TickReducer> KernelOptions<R> {
                 "dmath.algorithm must be \"{DMATH_ALGORITHM}\", got {:?}",
                 dmath.algorithm
             )));
+        }
+        if let Some(roster) = &self.signing {
+            let named =
+                roster.keys().len() == self.seats.len() && self.seats.iter().all(|seat| roster.key(seat).is_some());
+            if !named {
+                return Err(KernelError::type_error("seatKeys must name every declared session seat exactly once"));
+            }
+        }
+        if let Some(policy) = &self.timeout_policy {
+            if !matches!(policy, Value::Object(_)) {
+                return Err(KernelError::type_error("timeoutPolicy must be an object"));
+            }
+            if self.signing.is_some() {
+                let map = policy.as_object().expect("an object");
+                let bounded = map.len() == 2
+                    && policy.get("mode").and_then(Value::as_str) == Some("ticks")
+                    && policy.get("windowTicks").and_then(Value::as_u64).is_some_and(|w| w > 0);
+                if !bounded {
+                    return Err(KernelError::type_error(
+                        "signed timeoutPolicy must be {\"mode\":\"ticks\",\"windowTicks\": a positive integer}",
+                    ));
+                }
+                if !matches!(self.cadence, Cadence::Ticks(_)) {
+                    return Err(KernelError::type_error("a tick-bounded timeoutPolicy requires ticks cadence"));
+                }
+                if self.timeout_to_action.is_none() {
+                    return Err(KernelError::type_error("a tick-bounded timeoutPolicy requires timeoutToAction"));
+                }
+            }
         }
         if matches!(self.cadence, Cadence::Ticks(_)) && !self.reducer.supports_empty_ticks() {
             return Err(KernelError::type_error("ticks cadence requires a reducer with advance"));
@@ -303,6 +311,8 @@ impl KernelOptions<DynReducer> {
             with_timeout_mapper: false,
             host_time: HostTime::None,
             dmath: None,
+            signing: None,
+            timeout_policy: None,
         }
     }
 }
@@ -322,6 +332,8 @@ pub struct GameOptionsBuilder {
     with_timeout_mapper: bool,
     host_time: HostTime,
     dmath: Option<Dmath>,
+    signing: Option<Roster>,
+    timeout_policy: Option<Value>,
 }
 
 impl GameOptionsBuilder {
@@ -375,8 +387,23 @@ impl GameOptionsBuilder {
         self
     }
 
+    /// `timeoutPolicy` (default none); see [`KernelOptions::timeout_policy`].
+    pub fn timeout_policy(mut self, policy: Option<Value>) -> Self {
+        self.timeout_policy = policy;
+        self
+    }
+
+    /// RFC-010 signed play under `roster` (default: unsigned). The roster
+    /// must name every declared seat exactly once (checked at construction).
+    pub fn signing(mut self, roster: Option<Roster>) -> Self {
+        self.signing = roster;
+        self
+    }
+
     pub fn build(self) -> KernelOptions<DynReducer> {
-        let game = self.game;
+        // The kernel's reducer and mappers serve this session only
+        // (a game already isolated for it stays as it is).
+        let game = crate::game::isolated(&self.game);
         let mapper_game = Arc::clone(&game);
         let command_to_action: CommandMapper =
             Arc::new(move |command, ctx| mapper_game.command_to_action(command, ctx));
@@ -406,6 +433,8 @@ impl GameOptionsBuilder {
             timeout_to_action,
             limits: SessionLimits::default(),
             state_isolation: None,
+            signing: self.signing,
+            timeout_policy: self.timeout_policy,
         }
     }
 }
@@ -464,6 +493,8 @@ mod tests {
             timeout_to_action: None,
             limits: SessionLimits::default(),
             state_isolation: None,
+            signing: None,
+            timeout_policy: None,
         }
     }
 

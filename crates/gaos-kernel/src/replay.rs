@@ -9,7 +9,7 @@
 //!   problem names its line and field. The typed view lives in `model`.
 //! - [`verify`]: [`verify_replay`] re-runs the game through a
 //!   [`GameResolver`] and classifies the file (`malformed`, `rejected`,
-//!   `unverifiable`, `accepted-unsigned`).
+//!   `unverifiable`, `accepted-signed`, `accepted-unsigned`).
 //!
 //! Artifacts are kept as JSON objects (one per line) so they round-trip byte
 //! for byte.
@@ -46,10 +46,10 @@ pub use format::{FILE_EXTENSION, FORMAT_ID, FormatVersion, MEDIA_TYPE, ReplayArt
 pub use problem::{MAX_PROBLEMS, ProblemList, ReplayFormatError, ReplayProblem};
 pub use read::{parse_replay_jsonl, read_jsonl, read_replay, read_replay_bytes};
 pub use validate::{
-    CommitMismatchView, InputView, InteractionView, LevelResultView, LevelStatus, LevelView, RecordBody, RecordView,
-    ReplayView, ResolutionView, TimeoutView, TotalsView, validate_replay,
+    ChainFields, CommitMismatchView, InputView, InteractionView, LevelResultView, LevelStatus, LevelView, RecordBody,
+    RecordView, ReplayView, ResolutionView, TimeoutView, TotalsView, validate_replay,
 };
 pub use verify::{
-    GameResolver, LevelContext, ReplaySource, ReplayedLevel, Stage, Verdict, VerifyOptions, VerifyReport,
-    kernel_digest, verify_replay,
+    GameResolver, LevelContext, ReplaySource, ReplayedLevel, SeatSignatureReport, SignatureReport, SignatureState,
+    Stage, Verdict, VerifyOptions, VerifyReport, check_signatures, kernel_digest, verify_replay,
 };

@@ -67,6 +67,8 @@ fn kernel(cadence: Cadence) -> SessionKernel<Sum> {
         timeout_to_action: None,
         limits: SessionLimits::default(),
         state_isolation: None,
+        signing: None,
+        timeout_policy: None,
     })
     .expect("valid options")
 }

@@ -123,7 +123,10 @@ fn dmath_is_recorded_in_the_header_and_carried_into_the_replay() {
     assert_eq!(extensions.get("dmath"), Some(&expected));
     validate_replay(&replay).expect("a dmath-1 replay validates");
     let text = replay.to_jsonl();
-    assert_eq!(verify_replay(&text, &resolve, &VerifyOptions { strict: true }).verdict, Verdict::AcceptedUnsigned);
+    assert_eq!(
+        verify_replay(&text, &resolve, &VerifyOptions { strict: true, ..VerifyOptions::default() }).verdict,
+        Verdict::AcceptedUnsigned
+    );
     // A replay declaring another algorithm is refused before any game code runs.
     let other = text.replace("\"algorithm\":\"dmath-1\"", "\"algorithm\":\"dmath-2\"");
     assert_ne!(other, text);
@@ -210,13 +213,16 @@ fn finalize_copies_host_time_only_when_asked_and_verification_ignores_it() {
     assert!(with.lines().skip(1).all(|line| line.contains("\"hostTime\":")), "every record carries its hostTime");
     assert_eq!(without, default_replay(&session(HostTime::None, None, 2)), "the default projection is clock-free");
     for text in [&without, &with] {
-        let report = verify_replay(text, &resolve, &VerifyOptions { strict: true });
+        let report = verify_replay(text, &resolve, &VerifyOptions { strict: true, ..VerifyOptions::default() });
         assert_eq!(report.verdict, Verdict::AcceptedUnsigned, "{:?}", report.problems);
     }
     // Other host times verify the same way.
     let shifted = with.replace("\"hostTime\":1", "\"hostTime\":7");
     assert_ne!(shifted, with);
-    assert_eq!(verify_replay(&shifted, &resolve, &VerifyOptions { strict: true }).verdict, Verdict::AcceptedUnsigned);
+    assert_eq!(
+        verify_replay(&shifted, &resolve, &VerifyOptions { strict: true, ..VerifyOptions::default() }).verdict,
+        Verdict::AcceptedUnsigned
+    );
 }
 
 /// The default finalization of `kernel`'s transcript.

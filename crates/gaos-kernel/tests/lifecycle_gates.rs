@@ -245,6 +245,8 @@ fn options<F: Fixture>(isolation: Option<Arc<CountingIsolation<F>>>) -> KernelOp
         timeout_to_action: None,
         limits: SessionLimits::default(),
         state_isolation: isolation.map(|iso| iso as Arc<dyn StateIsolation<F::State>>),
+        signing: None,
+        timeout_policy: None,
     }
 }
 

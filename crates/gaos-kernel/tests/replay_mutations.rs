@@ -368,7 +368,7 @@ fn gameplay(text: &str) -> Vec<Value> {
 fn bases_verify_in_both_modes() {
     for (i, base) in bases().iter().enumerate() {
         for strict in [false, true] {
-            let report = verify_replay(base.as_str(), &resolve, &VerifyOptions { strict });
+            let report = verify_replay(base.as_str(), &resolve, &VerifyOptions { strict, ..VerifyOptions::default() });
             assert_eq!(report.verdict, Verdict::AcceptedUnsigned, "base {i} strict {strict}: {:?}", report.problems);
         }
     }
@@ -431,7 +431,7 @@ fn legacy_action_lines_replay_one_input_at_a_time() {
 fn artifacts_in_memory_report_structure_problems() {
     let base = &bases()[0];
     let mut artifact = gaos_kernel::replay::parse_replay_jsonl(base).expect("base parses");
-    let report = verify_replay(&artifact, &resolve, &VerifyOptions { strict: true });
+    let report = verify_replay(&artifact, &resolve, &VerifyOptions { strict: true, ..VerifyOptions::default() });
     assert_eq!(report.verdict, Verdict::AcceptedUnsigned, "{:?}", report.problems);
     artifact.header.insert("perm".into(), Value::Array(vec![Value::from(1u32)]));
     let report = verify_replay(&artifact, &resolve, &VerifyOptions::default());
@@ -451,7 +451,11 @@ fn finalize_refuses_an_artifact_the_format_refuses() {
 fn check(base: &str, mutation: &Mutation) -> Result<(), TestCaseError> {
     let mutated = apply(base, mutation);
     let default = verify_replay(ReplaySource::Bytes(&mutated), &resolve, &VerifyOptions::default());
-    let strict = verify_replay(ReplaySource::Bytes(&mutated), &resolve, &VerifyOptions { strict: true });
+    let strict = verify_replay(
+        ReplaySource::Bytes(&mutated),
+        &resolve,
+        &VerifyOptions { strict: true, ..VerifyOptions::default() },
+    );
     if default.verdict == Verdict::Malformed {
         prop_assert_eq!(default.stage, Some(Stage::Parse));
     }
@@ -487,7 +491,7 @@ proptest! {
         let mutated = apply(&once, &second);
         // Only robustness here: a double mutation may well cancel out.
         for strict in [false, true] {
-            let report = verify_replay(ReplaySource::Bytes(&mutated), &resolve, &VerifyOptions { strict });
+            let report = verify_replay(ReplaySource::Bytes(&mutated), &resolve, &VerifyOptions { strict, ..VerifyOptions::default() });
             prop_assert!(report.problems.problems().len() <= gaos_kernel::replay::MAX_PROBLEMS);
         }
     }

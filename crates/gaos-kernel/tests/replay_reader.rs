@@ -67,7 +67,11 @@ fn strict_byte_check_agrees_with_the_canonical_column() {
             continue;
         };
         let file = str_field(case, "file");
-        let report = verify_replay(replay_text(file).as_str(), &no_games, &VerifyOptions { strict: true });
+        let report = verify_replay(
+            replay_text(file).as_str(),
+            &no_games,
+            &VerifyOptions { strict: true, ..VerifyOptions::default() },
+        );
         let expected = if canonical {
             (Verdict::Unverifiable, Some(Stage::Recheck))
         } else {

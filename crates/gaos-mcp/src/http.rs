@@ -13,6 +13,12 @@
 //! The seat is driven through the host's own HTTP API over loopback (the
 //! same [`RemoteSeat`](crate::remote::RemoteSeat) `gaos mcp` uses over stdio), so both transports run
 //! one code path and every call passes the host's real authorization.
+//!
+//! MCP sessions are bounded per token and per host and closed when idle
+//! ([`SessionLimits`], `sessions.rs`). A request from a browser page (one
+//! with an `Origin` header) is served only from the host's own origin
+//! ([`McpHttpOptions::allow_origin`]), as the streamable-HTTP transport
+//! requires against DNS rebinding.
 
 use std::sync::Arc;
 
@@ -21,13 +27,14 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 pub use crate::registry::{McpCaller, SeatRegistry};
 use crate::remote::LeaseMode;
 use crate::server::{GaosMcpServer, SeatSource};
+use crate::sessions::SessionBook;
+pub use crate::sessions::SessionLimits;
 
 /// Where the MCP endpoint is mounted.
 pub const MCP_PATH: &str = "/mcp";
@@ -44,6 +51,25 @@ pub const MAX_REQUEST_BYTES: usize = 1024 * 1024;
 /// when it is not a seat token.
 pub type ResolveSeat = Arc<dyn Fn(&str) -> Option<(String, String)> + Send + Sync>;
 
+/// Whether a browser page of `origin` (the `Origin` header) may call
+/// `/mcp` on a request whose `Host` header is `host`.
+pub type AllowOrigin = Arc<dyn Fn(&str, Option<&str>) -> bool + Send + Sync>;
+
+/// The default [`AllowOrigin`]: the host's own origin only (the origin's
+/// host and port are the request's `Host`).
+pub fn same_origin(origin: &str, host: Option<&str>) -> bool {
+    let authority = origin.split_once("://").map_or("", |(_, rest)| rest);
+    let default_port = if origin.starts_with("https://") { ":443" } else { ":80" };
+    match host {
+        Some(host) => {
+            authority.eq_ignore_ascii_case(host)
+                || format!("{authority}{default_port}").eq_ignore_ascii_case(host)
+                || authority.eq_ignore_ascii_case(&format!("{host}{default_port}"))
+        }
+        None => false,
+    }
+}
+
 /// Settings of the `/mcp` mount.
 #[derive(Clone)]
 pub struct McpHttpOptions {
@@ -55,6 +81,10 @@ pub struct McpHttpOptions {
     pub default_lease_ms: u64,
     /// Most seats kept attached at once.
     pub max_seats: usize,
+    /// How many MCP sessions are kept, and for how long without a request.
+    pub sessions: SessionLimits,
+    /// Which browser origins may call the endpoint ([`same_origin`] by default).
+    pub allow_origin: AllowOrigin,
     /// Cancelled when the host shuts down: ends open MCP streams.
     pub cancel: CancellationToken,
 }
@@ -65,6 +95,7 @@ impl std::fmt::Debug for McpHttpOptions {
             .field("host_url", &self.host_url)
             .field("default_lease_ms", &self.default_lease_ms)
             .field("max_seats", &self.max_seats)
+            .field("sessions", &self.sessions)
             .finish_non_exhaustive()
     }
 }
@@ -78,6 +109,8 @@ impl McpHttpOptions {
             resolve_seat,
             default_lease_ms: crate::remote::DEFAULT_LEASE_MS,
             max_seats: DEFAULT_MAX_SEATS,
+            sessions: SessionLimits::default(),
+            allow_origin: Arc::new(same_origin),
             cancel: CancellationToken::new(),
         }
     }
@@ -94,14 +127,24 @@ pub fn router(options: McpHttpOptions) -> Router {
         .with_cancellation_token(options.cancel.clone())
         .with_max_request_body_bytes(MAX_REQUEST_BYTES);
     let factory = Arc::clone(&registry);
+    let sessions = Arc::new(SessionBook::new(options.sessions));
     let service = StreamableHttpService::new(
         move || Ok(GaosMcpServer::new(SeatSource::Bearer(Arc::clone(&factory)))),
-        Arc::new(LocalSessionManager::default()),
+        sessions.manager(),
         config,
     );
-    let auth = Arc::new(options);
+    let auth = Arc::new(Mount { options, sessions });
     Router::new().route_service(MCP_PATH, service).layer(middleware::from_fn_with_state(auth, authenticate))
 }
+
+/// What the authentication layer holds.
+struct Mount {
+    options: McpHttpOptions,
+    sessions: Arc<SessionBook>,
+}
+
+/// The `Mcp-Session-Id` header.
+const SESSION_HEADER: &str = "mcp-session-id";
 
 fn refuse(status: StatusCode, code: &str, message: &str) -> Response {
     let mut body = gaos_json::Map::new();
@@ -147,8 +190,19 @@ fn lease_mode(headers: &HeaderMap, default_ms: u64) -> Result<LeaseMode, String>
     Ok(LeaseMode::Claim { duration_ms })
 }
 
-async fn authenticate(State(options): State<Arc<McpHttpOptions>>, mut request: Request, next: Next) -> Response {
+async fn authenticate(State(mount): State<Arc<Mount>>, mut request: Request, next: Next) -> Response {
+    let options = &mount.options;
     let headers = request.headers();
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+        if !origin.to_str().is_ok_and(|origin| (options.allow_origin)(origin, host)) {
+            return refuse(
+                StatusCode::FORBIDDEN,
+                "forbidden_origin",
+                "the /mcp endpoint serves no web page of another origin (Origin must be this host's own)",
+            );
+        }
+    }
     let Some(token) = bearer(headers) else {
         return refuse(
             StatusCode::UNAUTHORIZED,
@@ -167,14 +221,25 @@ async fn authenticate(State(options): State<Arc<McpHttpOptions>>, mut request: R
         Ok(lease) => lease,
         Err(message) => return refuse(StatusCode::BAD_REQUEST, "invalid_request", &message),
     };
+    let token_hash = gaos_json::sha256_hex(token.as_bytes());
     let caller = McpCaller::new(session_id, seat, token.to_owned(), lease);
     request.extensions_mut().insert(caller);
     let terminate = request.method() == Method::DELETE;
+    let presented = request.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
     let mut response = next.run(request).await;
     // rmcp acknowledges a session DELETE with an empty 202; MCP clients
     // (the Python SDK) expect 200 or 204 and log a failure otherwise.
     if terminate && response.status() == StatusCode::ACCEPTED {
         *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    match presented {
+        Some(id) if terminate && response.status().is_success() => mount.sessions.closed(&id.into()),
+        Some(_) => {}
+        None => {
+            if let Some(id) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
+                mount.sessions.opened(token_hash, id.into()).await;
+            }
+        }
     }
     response
 }

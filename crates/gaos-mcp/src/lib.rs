@@ -34,6 +34,7 @@
 //!     seat_token: std::env::var("GAOS_SEAT_TOKEN").map_err(|e| e.to_string())?,
 //!     lease: LeaseMode::Claim { duration_ms: gaos_mcp::remote::DEFAULT_LEASE_MS },
 //!     keep_alive: false,
+//!     signing_key: None,
 //! };
 //! gaos_mcp::stdio::serve_stdio(options).await
 //! # }
@@ -56,8 +57,11 @@ pub mod registry;
 pub mod remote;
 pub mod render;
 pub mod seat;
+pub mod seat_log;
 pub mod server;
+mod sessions;
 pub mod stdio;
+pub mod tool_output;
 pub mod tools;
 
 pub use error::ToolError;

@@ -4,12 +4,9 @@
 //! `reset {"seed"?}` and `transcript {}`, so recipes written for the
 //! reference's `gaos-agent spawn` drive this server unchanged.
 //!
-//! [`SeatLog`] is this server's record of the seat's decisions, which
-//! `transcript` answers: the host's own transcript holds every seat's
-//! hidden state and is the operator's to read, and the replay exists only
-//! once the game is over.
-
-use std::sync::{Mutex, PoisonError};
+//! `transcript` answers with the seat's [`SeatLog`](crate::seat_log::SeatLog): the host's own
+//! transcript holds every seat's hidden state and is the operator's to
+//! read, and the replay exists only once the game is over.
 
 use gaos_json::{Map, Value};
 use gaos_session::Observation;
@@ -17,49 +14,8 @@ use gaos_session::Observation;
 use crate::error::ToolError;
 use crate::render::{self, Turn};
 use crate::seat::SeatSession;
-use crate::tools::ToolOutput;
 
-/// Most decisions a [`SeatLog`] keeps (the oldest go first).
-pub const MAX_LOGGED_DECISIONS: usize = 10_000;
-
-/// The seat's decisions submitted through this server, in order.
-#[derive(Debug, Default)]
-pub struct SeatLog {
-    decisions: Mutex<Vec<Value>>,
-}
-
-impl SeatLog {
-    /// Record one `act`: the command, the cursor it was sent at and how the
-    /// host answered (the new revision, or the refusal's code).
-    pub fn record(&self, command: &Value, tick_id: &str, revision: u64, answer: Result<&Observation, &ToolError>) {
-        let mut decisions = self.decisions.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut entry = Map::new();
-        entry.insert("step".into(), decisions.len().into());
-        entry.insert("tickId".into(), tick_id.into());
-        entry.insert("revision".into(), revision.into());
-        entry.insert("action".into(), command.clone());
-        match answer {
-            Ok(observation) => {
-                entry.insert("accepted".into(), true.into());
-                entry.insert("pending".into(), observation.is_pending().into());
-                entry.insert("resultRevision".into(), observation.revision().into());
-            }
-            Err(error) => {
-                entry.insert("accepted".into(), false.into());
-                entry.insert("code".into(), error.code.as_str().into());
-            }
-        }
-        if decisions.len() == MAX_LOGGED_DECISIONS {
-            decisions.remove(0);
-        }
-        decisions.push(Value::Object(entry));
-    }
-
-    /// Every recorded decision, oldest first.
-    pub fn decisions(&self) -> Vec<Value> {
-        self.decisions.lock().unwrap_or_else(PoisonError::into_inner).clone()
-    }
-}
+use crate::tool_output::{ToolOutput, observation_output, only_known, uint_argument};
 
 /// The largest seed `reset` takes (the kernel's seeds are uint32).
 const MAX_SEED: u64 = u32::MAX as u64;
@@ -71,11 +27,11 @@ pub async fn reset(
     seat: &dyn SeatSession,
     arguments: &serde_json::Map<String, serde_json::Value>,
 ) -> Result<ToolOutput, ToolError> {
-    crate::tools::only_known("reset", arguments, &["seed"])?;
+    only_known("reset", arguments, &["seed"])?;
     let seed = match arguments.get("seed") {
         None => None,
         Some(seed) => {
-            let seed = crate::tools::uint_argument("reset", "seed", seed)?;
+            let seed = uint_argument("reset", "seed", seed)?;
             if seed > MAX_SEED {
                 return Err(ToolError::invalid_argument(format!(
                     "reset: \"seed\" must be at most {MAX_SEED}, not {seed}"
@@ -89,7 +45,7 @@ pub async fn reset(
         Some(index) => format!("Reset: level {index} of the run started."),
         None => "Reset: a new episode started.".to_owned(),
     };
-    Ok(crate::tools::observation_output(seat, &observation, Some(&lead)))
+    Ok(observation_output(seat, &observation, Some(&lead)))
 }
 
 /// `gaos.session.episode.index` of an envelope, when it names one.
@@ -103,7 +59,7 @@ pub async fn transcript(
     seat: &dyn SeatSession,
     arguments: &serde_json::Map<String, serde_json::Value>,
 ) -> Result<ToolOutput, ToolError> {
-    crate::tools::only_known("transcript", arguments, &[])?;
+    only_known("transcript", arguments, &[])?;
     let handle = seat.handle();
     let observation = seat.observe().await?;
     let decisions = seat.log().decisions();

@@ -108,6 +108,7 @@ impl SeatRegistry {
             // The seat stays in the registry after its client went away, so
             // only driving keeps its claim (no heartbeat).
             keep_alive: false,
+            signing_key: None,
         };
         let attachment = Arc::new(Attachment::new(Box::new(move || {
             let options = options.clone();

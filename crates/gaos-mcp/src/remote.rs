@@ -82,6 +82,9 @@ pub struct SeatOptions {
     pub seat_token: String,
     /// How the controller claim is obtained.
     pub lease: LeaseMode,
+    /// RFC-010: sign every submission with this seat key (the session must
+    /// have been created with its public key in `seatKeys`).
+    pub signing_key: Option<gaos_session::signing::SeatSigningKey>,
 }
 
 impl std::fmt::Debug for SeatOptions {
@@ -106,7 +109,7 @@ pub struct RemoteSeat {
     /// The heartbeat task ([`SeatOptions::keep_alive`]), stopped on drop and
     /// on release.
     heartbeat: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
-    log: crate::recipe::SeatLog,
+    log: crate::seat_log::SeatLog,
 }
 
 impl Drop for RemoteSeat {
@@ -133,7 +136,7 @@ impl RemoteSeat {
     /// Attach `options.seat` of `options.session_id` at its durable head
     /// and take (or adopt) its controller claim.
     pub async fn attach(options: SeatOptions) -> Result<RemoteSeat, SessionError> {
-        let SeatOptions { host_url, session_id, seat, seat_token, lease, keep_alive } = options;
+        let SeatOptions { host_url, session_id, seat, seat_token, lease, keep_alive, signing_key } = options;
         let client = SessionClient::builder(&host_url)
             .token(&seat_token)
             .participant_id(&seat)
@@ -178,6 +181,10 @@ impl RemoteSeat {
             attached.receipt,
             terminal,
         )?;
+        let handle = match signing_key {
+            Some(key) => handle.with_signing_key(key),
+            None => handle,
+        };
         let replay_http = http_client_builder()
             .timeout(REPLAY_TIMEOUT)
             .build()
@@ -187,7 +194,7 @@ impl RemoteSeat {
             replay_http,
             seat_token,
             heartbeat: std::sync::Mutex::new(None),
-            log: crate::recipe::SeatLog::default(),
+            log: crate::seat_log::SeatLog::default(),
         };
         let mut duration_ms = attached
             .extensions
@@ -307,7 +314,7 @@ impl SeatSession for RemoteSeat {
         Box::pin(async move { self.client().result(self.handle.session_id()).await.map_err(session_error) })
     }
 
-    fn log(&self) -> &crate::recipe::SeatLog {
+    fn log(&self) -> &crate::seat_log::SeatLog {
         &self.log
     }
 

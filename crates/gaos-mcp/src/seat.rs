@@ -48,7 +48,7 @@ pub trait SeatSession: Send + Sync {
     fn result(&self) -> BoxFuture<'_, Result<gaos_session::SessionResult, SessionError>>;
 
     /// This server's record of the seat's decisions (`transcript`).
-    fn log(&self) -> &crate::recipe::SeatLog;
+    fn log(&self) -> &crate::seat_log::SeatLog;
 
     /// The session's `gaos.replay` JSONL (once the game is over).
     fn replay(&self) -> BoxFuture<'_, Result<String, SessionError>>;

@@ -11,13 +11,15 @@
 use gaos_session::ErrorCode;
 use std::time::Duration;
 
-use gaos_json::{MAX_SAFE_INTEGER, Map, Value, sha256_hex};
-use gaos_session::{FinalizeRequest, Observation};
+use gaos_json::{Map, Value, sha256_hex};
+use gaos_session::FinalizeRequest;
 use serde_json::json;
 
 use crate::error::ToolError;
 use crate::render::{self, Turn};
 use crate::seat::SeatSession;
+pub use crate::tool_output::ToolOutput;
+use crate::tool_output::{Arguments, observation_output, only_known, uint_argument};
 
 /// Longest wait `observe` accepts (`waitMs`).
 pub const MAX_WAIT_MS: u64 = 60_000;
@@ -185,58 +187,6 @@ pub fn is_tool(name: &str) -> bool {
     tool_specs().iter().any(|t| t.name == name)
 }
 
-/// What a tool call answers: text for the model, structured content (a JSON
-/// object) and whether it is a tool error.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolOutput {
-    /// Text a model reads.
-    pub text: String,
-    /// The same facts as JSON.
-    pub structured: Map,
-    /// A tool error (`isError: true`).
-    pub is_error: bool,
-}
-
-impl ToolOutput {
-    pub(crate) fn ok(text: String, structured: Map) -> Self {
-        ToolOutput { text, structured, is_error: false }
-    }
-
-    /// A tool error.
-    pub fn error(error: &ToolError) -> Self {
-        ToolOutput { text: error.to_text(), structured: error.to_map(), is_error: true }
-    }
-
-    /// The error code of a tool error.
-    pub fn error_code(&self) -> Option<&str> {
-        if self.is_error { self.structured.get("code").and_then(Value::as_str) } else { None }
-    }
-}
-
-type Arguments = serde_json::Map<String, serde_json::Value>;
-
-pub(crate) fn only_known(tool: &str, arguments: &Arguments, known: &[&str]) -> Result<(), ToolError> {
-    if let Some(key) = arguments.keys().find(|k| !known.contains(&k.as_str())) {
-        let takes = if known.is_empty() {
-            "takes no arguments".to_owned()
-        } else {
-            format!("takes only {}", known.iter().map(|k| format!("\"{k}\"")).collect::<Vec<_>>().join(" and "))
-        };
-        return Err(ToolError::invalid_argument(format!("{tool}: unknown argument \"{key}\" ({tool} {takes})")));
-    }
-    Ok(())
-}
-
-/// A non-negative integer argument (integral floats such as `2.0` pass).
-pub(crate) fn uint_argument(tool: &str, name: &str, value: &serde_json::Value) -> Result<u64, ToolError> {
-    let n = value.as_u64().or_else(|| {
-        value.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f <= MAX_SAFE_INTEGER).map(|f| f as u64)
-    });
-    n.ok_or_else(|| {
-        ToolError::invalid_argument(format!("{tool}: \"{name}\" must be a non-negative integer, not {value}"))
-    })
-}
-
 /// Run tool `name` for `seat` with `arguments` (`None`: no arguments).
 pub async fn call_tool(seat: &dyn SeatSession, name: &str, arguments: Option<&Arguments>) -> ToolOutput {
     let empty = Arguments::new();
@@ -254,15 +204,6 @@ pub async fn call_tool(seat: &dyn SeatSession, name: &str, arguments: Option<&Ar
         other => Err(ToolError::new(ErrorCode::UnknownTool, format!("there is no tool {other:?}"))),
     };
     result.unwrap_or_else(|error| ToolOutput::error(&error))
-}
-
-pub(crate) fn observation_output(seat: &dyn SeatSession, observation: &Observation, lead: Option<&str>) -> ToolOutput {
-    let handle = seat.handle();
-    let mut text = render::observation_text(observation, handle.seat(), handle.state());
-    if let Some(lead) = lead {
-        text = format!("{lead}\n{text}");
-    }
-    ToolOutput::ok(text, render::observation_json(observation, handle.seat(), handle.state()))
 }
 
 async fn observe(seat: &dyn SeatSession, arguments: &Arguments) -> Result<ToolOutput, ToolError> {

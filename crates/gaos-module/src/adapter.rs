@@ -17,8 +17,9 @@ use gaos_kernel::{
 use crate::ModuleLimits;
 use crate::engine::{Arg, Binding, CallFailure, Engine, HostFn};
 use crate::error::ModuleError;
-use crate::game::{ModuleCore, ModuleGame, action_from_value, command_args, timeout_context};
+use crate::game::{At, ModuleCore, ModuleGame, action_from_value, command_args, timeout_context};
 use crate::pool::Pool;
+use crate::realm::SHARED;
 use crate::reducer::{ModuleReducer, ReducerMeta};
 use crate::sources::{ModuleIdentity, Sources};
 
@@ -116,6 +117,7 @@ impl GameResolver for ReplayAdapter {
                     CallFailure::Module(m) | CallFailure::Sandbox(m) => m,
                     CallFailure::TimeLimit => "resolveReplayReducer exceeded the call time limit".into(),
                     CallFailure::MemoryLimit => "resolveReplayReducer exceeded the memory limit".into(),
+                    CallFailure::ValueLimit(what) => format!("resolveReplayReducer: {what} exceeded the value limit"),
                 };
                 tracing::warn!(target: "gaos_module", module = %core.label, "{message}");
                 None
@@ -161,7 +163,7 @@ impl LevelGame {
     }
 
     fn mapped(&self, function: HostFn, args: &[Arg<'_>]) -> Result<SubmittedAction, GameError> {
-        let value = self.core.call_value(self.level.as_deref(), function, args)?;
+        let value = self.core.call_value(At { realm: SHARED, level: self.level.as_deref() }, function, args)?;
         action_from_value(value).map_err(|e| {
             GameError::new(format!("{} of {} must return a SubmittedAction: {e}", function.export(), self.core.label))
         })
@@ -186,7 +188,13 @@ impl Game for LevelGame {
     }
 
     fn reducer(&self) -> DynReducer {
-        erase_reducer(ModuleReducer::new(Arc::clone(&self.core), self.meta.reducer, Vec::new(), self.level.clone()))
+        erase_reducer(ModuleReducer::new(
+            Arc::clone(&self.core),
+            self.meta.reducer,
+            Vec::new(),
+            SHARED,
+            self.level.clone(),
+        ))
     }
 
     fn command_to_action(&self, command: &Value, ctx: &CommandContext<'_>) -> Result<SubmittedAction, GameError> {

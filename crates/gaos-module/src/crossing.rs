@@ -7,6 +7,12 @@
 //! of a transition of a small game (measured with the counter module); one
 //! walk in Rust over the engine's own objects does all three.
 //!
+//! The walk runs no JavaScript, so neither the engine's memory limit nor its
+//! interrupt handler bounds it, and it copies every reference again (an
+//! array the engine shares under many keys becomes many arrays). So it
+//! charges a [`Budget`] as it goes (bytes of JSON text, about) and looks at
+//! the call's deadline every few hundred values.
+//!
 //! The reader accepts exactly what the prelude's `plain(v, false)` accepts
 //! and nothing more: anything it is not certain of (a function, a class
 //! instance, an unsafe integer, a lone surrogate, deep nesting, where cycles
@@ -23,6 +29,70 @@ const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
 /// depth, for the same reason: a cycle is only found by its exact walk).
 const MAX_DEPTH: usize = 48;
 
+/// Nodes read between two looks at the call's deadline.
+const DEADLINE_EVERY: u32 = 1024;
+
+/// Why a read stopped before the value was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Overrun {
+    /// The value is larger than the budget (the engine shares references;
+    /// read out, every shared part counts each time it appears).
+    Budget,
+    /// The call's deadline passed during the read.
+    Deadline,
+}
+
+/// What one value may cost to read: bytes of its JSON text (about), and the
+/// call's deadline, looked at every [`DEADLINE_EVERY`] nodes. The walk runs
+/// no JavaScript, so the engine's interrupt handler cannot stop it; this is
+/// what does.
+pub(crate) struct Budget<'a> {
+    left: usize,
+    nodes: u32,
+    deadline: &'a dyn Fn() -> bool,
+}
+
+impl<'a> Budget<'a> {
+    pub(crate) fn new(bytes: usize, deadline: &'a dyn Fn() -> bool) -> Budget<'a> {
+        Budget { left: bytes, nodes: 0, deadline }
+    }
+
+    /// No limit (tests).
+    #[cfg(test)]
+    fn unlimited() -> Budget<'static> {
+        Budget { left: usize::MAX, nodes: 0, deadline: &|| false }
+    }
+
+    /// Charge `bytes` for one node.
+    fn charge(&mut self, bytes: usize) -> Result<(), Overrun> {
+        self.left = self.left.checked_sub(bytes).ok_or(Overrun::Budget)?;
+        self.nodes += 1;
+        if self.nodes.is_multiple_of(DEADLINE_EVERY) && (self.deadline)() {
+            return Err(Overrun::Deadline);
+        }
+        Ok(())
+    }
+
+    /// Charge a text of `bytes` read as a whole (a JSON text, markup).
+    pub(crate) fn charge_text(&mut self, bytes: usize) -> Result<(), Overrun> {
+        self.charge(bytes)
+    }
+}
+
+/// The bytes of `x` in JSON text, about (exact for integers).
+fn number_bytes(x: f64) -> usize {
+    if x.fract() != 0.0 {
+        return 18;
+    }
+    let mut n = x.abs();
+    let mut digits = 1;
+    while n >= 10.0 {
+        n /= 10.0;
+        digits += 1;
+    }
+    digits + usize::from(x < 0.0)
+}
+
 /// The intrinsic prototypes of an engine's context, as the prelude captured
 /// them before any module code ran.
 pub(crate) struct DomainReader<'js> {
@@ -30,76 +100,93 @@ pub(crate) struct DomainReader<'js> {
     array_proto: rquickjs::Value<'js>,
 }
 
+/// A read: the value when it is certainly in the value domain, `None` when
+/// the prelude must decide, `Err` when the read ran out of budget or time.
+type Read = Result<Option<Value>, Overrun>;
+
 impl<'js> DomainReader<'js> {
     pub(crate) fn new(object_proto: &Object<'js>, array_proto: &Object<'js>) -> DomainReader<'js> {
         DomainReader { object_proto: object_proto.clone().into_value(), array_proto: array_proto.clone().into_value() }
     }
 
-    /// `value` as a JSON value when it is certainly in the value domain.
-    pub(crate) fn read(&self, value: &rquickjs::Value<'js>) -> Option<Value> {
-        self.read_at(value, 0)
+    /// `value` as a JSON value when it is certainly in the value domain,
+    /// charging `budget` as it goes.
+    pub(crate) fn read(&self, value: &rquickjs::Value<'js>, budget: &mut Budget<'_>) -> Read {
+        self.read_at(value, 0, budget)
     }
 
-    fn read_at(&self, value: &rquickjs::Value<'js>, depth: usize) -> Option<Value> {
+    fn read_at(&self, value: &rquickjs::Value<'js>, depth: usize, budget: &mut Budget<'_>) -> Read {
         if let Some(x) = value.as_int() {
-            return Some(Value::Number(f64::from(x)));
+            budget.charge(number_bytes(f64::from(x)))?;
+            return Ok(Some(Value::Number(f64::from(x))));
         }
         if let Some(x) = value.as_float() {
+            budget.charge(number_bytes(x))?;
             // The safe range also refuses NaN and the infinities; `-0`
             // becomes `0`, as `JSON.stringify` writes it.
-            return (-MAX_SAFE..=MAX_SAFE).contains(&x).then_some(Value::Number(x + 0.0));
+            return Ok((-MAX_SAFE..=MAX_SAFE).contains(&x).then_some(Value::Number(x + 0.0)));
         }
         if let Some(flag) = value.as_bool() {
-            return Some(Value::Bool(flag));
+            budget.charge(5)?;
+            return Ok(Some(Value::Bool(flag)));
         }
         if value.is_null() {
-            return Some(Value::Null);
+            budget.charge(4)?;
+            return Ok(Some(Value::Null));
         }
         if value.is_string() {
             // A lone surrogate is not UTF-8: the conversion fails.
-            return value.as_string()?.to_string().ok().map(Value::String);
+            let Some(text) = value.as_string().and_then(|s| s.to_string().ok()) else { return Ok(None) };
+            budget.charge(text.len() + 2)?;
+            return Ok(Some(Value::String(text)));
         }
         if !value.is_object() || value.is_function() || depth > MAX_DEPTH {
-            return None;
+            return Ok(None);
         }
-        let object = value.as_object()?;
+        let Some(object) = value.as_object() else { return Ok(None) };
         let proto = object.get_prototype().map(Object::into_value);
         if value.is_array() {
             if proto.as_ref() != Some(&self.array_proto) {
-                return None;
+                return Ok(None);
             }
-            return self.read_array(object.clone().into_array()?, depth);
+            let Some(array) = object.clone().into_array() else { return Ok(None) };
+            return self.read_array(array, depth, budget);
         }
         match &proto {
-            Some(p) if *p != self.object_proto => return None,
+            Some(p) if *p != self.object_proto => return Ok(None),
             _ => {}
         }
+        budget.charge(2)?;
         let mut map = Map::new();
         for entry in object.props::<Atom<'js>, rquickjs::Value<'js>>() {
-            let (key, item) = entry.ok()?;
+            let Ok((key, item)) = entry else { return Ok(None) };
             // Through a JS string, not `Atom::to_string`: that one stops at
             // a NUL and assumes UTF-8. A key with a lone surrogate fails the
             // checked conversion, like a string value.
-            let key = key.to_js_string().ok()?.to_string().ok()?;
-            map.insert(key, self.read_at(&item, depth + 1)?);
+            let Some(key) = key.to_js_string().ok().and_then(|k| k.to_string().ok()) else { return Ok(None) };
+            budget.charge(key.len() + 4)?;
+            let Some(item) = self.read_at(&item, depth + 1, budget)? else { return Ok(None) };
+            map.insert(key, item);
         }
-        Some(Value::Object(map))
+        Ok(Some(Value::Object(map)))
     }
 
-    fn read_array(&self, array: Array<'js>, depth: usize) -> Option<Value> {
+    fn read_array(&self, array: Array<'js>, depth: usize, budget: &mut Budget<'_>) -> Read {
         // Not `Array::len`: it assumes a length that fits an i32.
-        let length = array.as_object().get::<_, rquickjs::Value<'js>>(PredefinedAtom::Length).ok()?.as_number()?;
-        if !(0.0..=f64::from(u32::MAX)).contains(&length) {
-            return None;
-        }
+        let length =
+            array.as_object().get::<_, rquickjs::Value<'js>>(PredefinedAtom::Length).ok().and_then(|l| l.as_number());
+        let Some(length) = length.filter(|l| (0.0..=f64::from(u32::MAX)).contains(l)) else { return Ok(None) };
         let length = length as u32;
+        budget.charge(2)?;
         let mut items = Vec::with_capacity(length.min(1024) as usize);
         for i in 0..length {
             // A hole reads as undefined: not a JSON value.
-            let item = array.get::<rquickjs::Value<'js>>(i as usize).ok()?;
-            items.push(self.read_at(&item, depth + 1)?);
+            let Ok(item) = array.get::<rquickjs::Value<'js>>(i as usize) else { return Ok(None) };
+            budget.charge(1)?;
+            let Some(item) = self.read_at(&item, depth + 1, budget)? else { return Ok(None) };
+            items.push(item);
         }
-        Some(Value::Array(items))
+        Ok(Some(Value::Array(items)))
     }
 }
 
@@ -118,7 +205,8 @@ mod tests {
             let object: Object = globals.get::<_, Object>("Object").and_then(|o| o.get("prototype")).expect("Object");
             let array: Object = globals.get::<_, Object>("Array").and_then(|o| o.get("prototype")).expect("Array");
             let value: rquickjs::Value = ctx.eval(format!("({expression})")).expect("the expression evaluates");
-            DomainReader::new(&object, &array).read(&value).map(|v| v.to_string())
+            let read = DomainReader::new(&object, &array).read(&value, &mut Budget::unlimited());
+            read.expect("no budget to run out of").map(|v| v.to_string())
         })
     }
 

@@ -1,12 +1,16 @@
 //! One engine instance: a QuickJS runtime with the sandbox prelude and one
 //! module loaded, called through string-in, string-out host functions.
 //!
-//! An instance keeps nothing a game can observe between calls (states cross
-//! the boundary as JSON text each time), so any instance of a module can
-//! serve any session. After a call crosses the time or memory limit the
-//! instance is thrown away: an interrupted QuickJS call can leave the
-//! module's own objects half-updated.
+//! Sessions share nothing a game can observe: the prelude freezes every
+//! intrinsic before any module code runs, and each session (each isolated
+//! game, see `realm.rs`) calls its own instance of the module graph, so
+//! module-level variables are its own. States cross the boundary as JSON
+//! text each time, so any engine can serve any session. After a call
+//! crosses the time or memory limit the engine is thrown away: an
+//! interrupted QuickJS call can leave the module's own objects half-updated.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -14,8 +18,9 @@ use std::time::{Duration, Instant};
 use rquickjs::function::Args;
 use rquickjs::{Array, Context, Ctx, Function, Module, Object, Runtime, Value};
 
-use crate::crossing::DomainReader;
+use crate::crossing::{Budget, DomainReader, Overrun};
 use crate::error::ModuleError;
+use crate::realm::{Instances, RealmKey, SHARED, instance_name};
 use crate::sources::Sources;
 use crate::{ModuleLimits, PRELUDE};
 
@@ -145,6 +150,9 @@ pub(crate) enum CallFailure {
     TimeLimit,
     /// The instance ran out of its memory limit (the instance is discarded).
     MemoryLimit,
+    /// A value read out of the engine is larger than
+    /// [`ModuleLimits::max_value_bytes`]; the string names it.
+    ValueLimit(String),
 }
 
 /// Per-call bookkeeping the interrupt handler and `console` read.
@@ -230,11 +238,17 @@ pub(crate) enum Binding {
 
 pub(crate) struct Engine {
     // Field order is drop order: the context before its runtime.
-    // The bound host functions (`Vec<Function>`) and, for an adapter, its
-    // entry object (`Object`) live in the context's userdata, out of reach
-    // of the module's code.
+    // The bound host functions of each module instance
+    // (`Realms`), the prelude's `bind`
+    // (`Option<Function>`) and, for an adapter, its entry object (`Object`)
+    // live in the context's userdata, out of reach of the module's code.
     bound: bool,
+    binding: Binding,
     level_key: Option<String>,
+    /// The entry file's name in messages (`game.mjs`).
+    file_label: String,
+    /// The module instances of isolated games in this engine.
+    instances: Instances,
     /// The module's files; after loading, a resolve is a dynamic `import()`.
     sources: Sources,
     context: Context,
@@ -266,9 +280,14 @@ impl Engine {
         runtime.set_interrupt_handler(Some(Box::new(move || interrupt.should_interrupt())));
         runtime.set_loader(sources.resolver(), sources.loader());
         let context = Context::full(&runtime).map_err(engine_error)?;
+        let file_label =
+            sources.entry().file_name().map_or_else(|| sources.entry_name(), |n| n.to_string_lossy().into_owned());
         let mut engine = Engine {
             bound: false,
+            binding,
             level_key: None,
+            file_label,
+            instances: Instances::default(),
             sources: sources.clone(),
             context,
             runtime,
@@ -280,18 +299,20 @@ impl Engine {
     }
 
     fn load(&mut self, sources: &Sources, binding: Binding) -> Result<String, ModuleError> {
-        let path = sources.entry().to_path_buf();
         let source = sources.entry_source()?;
-        let file_label = path.file_name().map_or_else(|| sources.entry_name(), |n| n.to_string_lossy().into_owned());
+        let file_label = self.file_label.clone();
         self.guard.arm(self.limits.call_time_limit, "load");
         let guard = Arc::clone(&self.guard);
         let result = self.context.with(|ctx| -> Result<LoadOutcome, LoadFailure> {
             let run = || -> rquickjs::Result<LoadOutcome> {
                 let log = Function::new(ctx.clone(), move |level: String, text: String| guard.console(&level, &text))?;
-                let prelude: Function = ctx.eval_with_options(PRELUDE, prelude_options())?;
+                let prelude: Function = ctx.eval_with_options(PRELUDE, script_options(PRELUDE_NAME))?;
                 let entry_points: Object = prelude.call((log,))?;
                 let prototypes: Vec<Object> = entry_points.get("prototypes")?;
                 store(&ctx, prototypes)?;
+                // Before any module code: what every session shares is frozen.
+                let lockdown: Function = ctx.eval_with_options(LOCKDOWN, script_options(LOCKDOWN_NAME))?;
+                lockdown.call::<_, ()>((entry_points.get::<_, Array>("shared")?,))?;
                 let module = Module::declare(ctx.clone(), sources.entry_name(), source.as_bytes())?;
                 let (module, promise) = module.eval()?;
                 promise.finish::<()>()?;
@@ -302,7 +323,8 @@ impl Engine {
                         let bound: Array = bind.call((namespace, file_label.as_str()))?;
                         let meta: String = bound.get(0)?;
                         let host: Object = bound.get(1)?;
-                        bind_host(&ctx, &host)?;
+                        bind_host(&ctx, SHARED, &host)?;
+                        store(&ctx, Some(bind))?;
                         Ok(LoadOutcome { meta, bound: true })
                     }
                     Binding::Adapter => {
@@ -366,11 +388,11 @@ impl Engine {
                     .ok_or_else(|| rquickjs::Error::new_from_js("module", "verifier adapter"))?;
                 let for_level: Function = adapter.get("forLevel")?;
                 let bound: Value = for_level.call((context_text, seats_text))?;
-                let _ = ctx.remove_userdata::<Vec<Function>>();
+                let _ = ctx.remove_userdata::<Realms>();
                 let Some(bound) = bound.into_array() else { return Ok(None) };
                 let meta: String = bound.get(0)?;
                 let host: Object = bound.get(1)?;
-                bind_host(&ctx, &host)?;
+                bind_host(&ctx, SHARED, &host)?;
                 Ok(Some(meta))
             };
             run().map_err(|e| exception_message(&ctx, e).0)
@@ -388,23 +410,37 @@ impl Engine {
         self.level_key.as_deref()
     }
 
-    /// Run one host function under the time limit.
-    pub(crate) fn call(&mut self, function: HostFn, args: &[Arg<'_>]) -> Result<Answer, CallFailure> {
+    /// Run one host function under the time limit, in the module instance
+    /// of `realm` (made first when this engine has none for it yet, within
+    /// the same limit). An adapter has one instance.
+    pub(crate) fn call(&mut self, realm: RealmKey, function: HostFn, args: &[Arg<'_>]) -> Result<Answer, CallFailure> {
         if !self.bound {
             return Err(CallFailure::Module("no reducer is bound for this level".into()));
         }
+        let realm = if self.binding == Binding::Game { realm } else { SHARED };
         let index = HostFn::ALL.iter().position(|f| *f == function).expect("every host function is listed");
         self.guard.arm(self.limits.call_time_limit, function.export());
+        if realm != SHARED && !self.instances.touch(realm) {
+            let made = self.instantiate(realm);
+            if let Err(failure) = self.classify(made) {
+                self.drain_jobs();
+                self.guard.disarm();
+                return Err(failure);
+            }
+        }
+        let max_value_bytes = self.limits.max_value_bytes;
+        let guard = Arc::clone(&self.guard);
+        let deadline = move || guard.should_interrupt();
         let result = self.context.with(|ctx| {
-            let run = || -> rquickjs::Result<Result<Answer, String>> {
+            let run = || -> rquickjs::Result<Result<Answer, CallFailure>> {
                 let (f, explain) = ctx
-                    .userdata::<Vec<Function>>()
-                    .map(|fns| {
-                        (
-                            fns[index].clone(),
-                            fns[if matches!(function.reading(), Reading::Derived) { EXPLAIN_PART } else { EXPLAIN }]
-                                .clone(),
-                        )
+                    .userdata::<Realms>()
+                    .and_then(|realms| {
+                        let realms = realms.borrow();
+                        let fns = realms.get(&realm)?;
+                        let explain =
+                            if matches!(function.reading(), Reading::Derived) { EXPLAIN_PART } else { EXPLAIN };
+                        Some((fns[index].clone(), fns[explain].clone()))
                     })
                     .ok_or_else(|| rquickjs::Error::new_from_js("module", "bound game"))?;
                 let mut js_args = Args::new(ctx.clone(), args.len());
@@ -415,13 +451,64 @@ impl Engine {
                     }
                 }
                 let answer: Value = js_args.apply(&f)?;
-                read_answer(&ctx, function, answer, &explain)
+                let reading = AnswerReading { function, explain: &explain, max_value_bytes, deadline: &deadline };
+                read_answer(&ctx, answer, &reading)
             };
-            run().unwrap_or_else(|e| Err(exception_message(&ctx, e).0))
+            run().map_err(|e| exception_message(&ctx, e).0)
         });
         self.drain_jobs();
         self.guard.disarm();
-        self.classify(result)
+        self.classify(result).and_then(|answer| answer)
+    }
+
+    /// A module instance of its own for `realm`: the module graph compiled
+    /// and evaluated again under names only this realm's imports resolve to,
+    /// and bound like the one loaded first. The least recently used instance
+    /// beyond the bound is forgotten (its realm gets a new one when it calls
+    /// again).
+    fn instantiate(&mut self, realm: RealmKey) -> Result<(), String> {
+        let source = self.sources.entry_source().map_err(|e| e.to_string())?;
+        let name = instance_name(realm, &self.sources.entry_name());
+        let file_label = self.file_label.clone();
+        self.sources.unseal();
+        let result = self.context.with(|ctx| {
+            let run = || -> rquickjs::Result<()> {
+                let bind = ctx
+                    .userdata::<Option<Function>>()
+                    .and_then(|bind| bind.clone())
+                    .ok_or_else(|| rquickjs::Error::new_from_js("module", "prelude bind"))?;
+                let module = Module::declare(ctx.clone(), name, source.as_bytes())?;
+                let (module, promise) = module.eval()?;
+                promise.finish::<()>()?;
+                let bound: Array = bind.call((module.namespace()?, file_label.as_str()))?;
+                let host: Object = bound.get(1)?;
+                bind_host(&ctx, realm, &host)
+            };
+            run().map_err(|e| exception_message(&ctx, e).0)
+        });
+        self.sources.seal();
+        result.map_err(|message| format!("a module instance of this session failed to load: {message}"))?;
+        if let Some(forgotten) = self.instances.add(realm) {
+            self.context.with(|ctx| {
+                if let Some(realms) = ctx.userdata::<Realms>() {
+                    realms.borrow_mut().remove(&forgotten);
+                }
+            });
+        }
+        // Measuring walks the whole heap: only every few instances.
+        if self.instances.measure_now() {
+            let used = usize::try_from(self.runtime.memory_usage().malloc_size).unwrap_or(usize::MAX);
+            self.instances.note_memory(used, self.limits.memory_limit_bytes);
+        }
+        Ok(())
+    }
+
+    /// True once this engine should be replaced after its current call:
+    /// module instances are only freed with their context, so an engine
+    /// that made many (or grew past half its memory limit) makes way for a
+    /// fresh one.
+    pub(crate) fn spent(&self) -> bool {
+        self.instances.spent()
     }
 
     /// Promise jobs a call queued run inside the same call (and its time
@@ -470,48 +557,111 @@ struct LoadFailure {
 }
 
 /// Keep the host functions of `host` (in `HostFn::ALL` order) in the
-/// context's userdata, replacing any bound before.
-fn bind_host<'js>(ctx: &Ctx<'js>, host: &Object<'js>) -> rquickjs::Result<()> {
+/// context's userdata as `realm`'s, replacing any bound before.
+fn bind_host<'js>(ctx: &Ctx<'js>, realm: RealmKey, host: &Object<'js>) -> rquickjs::Result<()> {
     let mut fns =
         HostFn::ALL.iter().map(|f| host.get::<_, Function>(f.property())).collect::<rquickjs::Result<Vec<_>>>()?;
     fns.push(host.get("explain")?);
     fns.push(host.get("explainPart")?);
-    store(ctx, fns)
+    if let Some(realms) = ctx.userdata::<Realms>() {
+        realms.borrow_mut().insert(realm, fns);
+        return Ok(());
+    }
+    store(ctx, Realms::new(HashMap::from([(realm, fns)])))
 }
 
-/// Read `answer` as `function` answers (`Err`: the module's failure, as a
-/// message). A value the reader is not certain of goes to the prelude's
-/// `explain`, which answers its JSON text or throws the exact problem.
+/// The bound host functions of each module instance, by realm (userdata).
+type Realms<'js> = RefCell<HashMap<RealmKey, Vec<Function<'js>>>>;
+
+/// How one call's answer is read.
+struct AnswerReading<'a, 'js> {
+    function: HostFn,
+    /// The prelude's `explain` (or `explainPart`) for values the reader is
+    /// not certain of.
+    explain: &'a Function<'js>,
+    max_value_bytes: usize,
+    deadline: &'a dyn Fn() -> bool,
+}
+
+impl AnswerReading<'_, '_> {
+    fn budget(&self) -> Budget<'_> {
+        Budget::new(self.max_value_bytes, self.deadline)
+    }
+
+    /// The failure of an overrun reading `what`.
+    fn overrun(&self, overrun: Overrun, what: &str) -> CallFailure {
+        match overrun {
+            Overrun::Deadline => CallFailure::TimeLimit,
+            Overrun::Budget => CallFailure::ValueLimit(what.to_owned()),
+        }
+    }
+
+    /// A string answer, its length checked before it is copied out.
+    fn text<'js>(&self, value: Value<'js>, what: &str) -> rquickjs::Result<Result<String, CallFailure>> {
+        let Some(string) = value.as_string().cloned() else {
+            // Not a string: the conversion's own error names the type.
+            return Ok(Ok(value.get::<String>()?));
+        };
+        let text = rquickjs::CString::from_string(string)?;
+        if let Err(overrun) = self.budget().charge_text(text.len()) {
+            return Ok(Err(self.overrun(overrun, what)));
+        }
+        Ok(Ok(text.as_str().to_owned()))
+    }
+}
+
+/// Read `answer` as the function answers (`Err`: the module's failure). A
+/// value the reader is not certain of goes to the prelude's `explain`,
+/// which answers its JSON text or throws the exact problem. Every value is
+/// read under its own budget of `max_value_bytes`.
 fn read_answer<'js>(
     ctx: &Ctx<'js>,
-    function: HostFn,
     answer: Value<'js>,
-    explain: &Function<'js>,
-) -> rquickjs::Result<Result<Answer, String>> {
+    reading: &AnswerReading<'_, 'js>,
+) -> rquickjs::Result<Result<Answer, CallFailure>> {
     let prototypes = ctx
         .userdata::<Vec<Object>>()
         .map(|p| DomainReader::new(&p[0], &p[1]))
         .ok_or_else(|| rquickjs::Error::new_from_js("module", "intrinsic prototypes"))?;
+    let function = reading.function;
     match function.reading() {
-        Reading::Text => Ok(Ok(Answer::Text(answer.get()?))),
-        Reading::Value(slot) => Ok(match prototypes.read(&answer) {
-            Some(value) => Ok(Answer::Value(value)),
-            None => {
-                let text: String = explain.call((slot, answer))?;
-                gaos_json::parse(&text)
-                    .map(Answer::Value)
-                    .map_err(|e| format!("{} returned invalid JSON: {e}", function.export()))
+        Reading::Text => Ok(reading.text(answer, "its answer")?.map(Answer::Text)),
+        Reading::Value(slot) => {
+            let what = "its answer";
+            match prototypes.read(&answer, &mut reading.budget()) {
+                Ok(Some(value)) => Ok(Ok(Answer::Value(value))),
+                Err(overrun) => Ok(Err(reading.overrun(overrun, what))),
+                Ok(None) => {
+                    let text: Value = reading.explain.call((slot, answer))?;
+                    Ok(reading.text(text, what)?.and_then(|text| {
+                        gaos_json::parse(&text).map(Answer::Value).map_err(|e| {
+                            CallFailure::Module(format!("{} returned invalid JSON: {e}", function.export()))
+                        })
+                    }))
+                }
             }
-        }),
+        }
         Reading::Derived => {
             let list: Array = answer.get()?;
             let state: String = list.get(0)?;
             let mut parts = Vec::with_capacity(list.len().saturating_sub(1));
             for i in 1..list.len() {
+                let what = match i {
+                    1 => "view(state)".to_owned(),
+                    2 => "replayMetrics(state)".to_owned(),
+                    n => format!("viewFor(state, seat) of the {}. seat", n - 2),
+                };
                 let part: Value = list.get(i)?;
-                parts.push(match prototypes.read(&part) {
-                    Some(value) => Ok(value),
-                    None => read_view(&explain.call::<_, String>((i - 1, part))?),
+                parts.push(match prototypes.read(&part, &mut reading.budget()) {
+                    Ok(Some(value)) => Ok(value),
+                    Err(overrun) => return Ok(Err(reading.overrun(overrun, &what))),
+                    Ok(None) => {
+                        let text: Value = reading.explain.call((i - 1, part))?;
+                        match reading.text(text, &what)? {
+                            Ok(text) => read_view(&text),
+                            Err(failure) => return Ok(Err(failure)),
+                        }
+                    }
                 });
             }
             Ok(Ok(Answer::Derived { state, parts }))
@@ -540,13 +690,17 @@ where
     Ok(())
 }
 
-/// The script name of the prelude in stack traces.
+/// The script names of the prelude and the lockdown in stack traces.
 const PRELUDE_NAME: &str = "gaos-prelude.js";
+const LOCKDOWN_NAME: &str = "gaos-lockdown.js";
 
-fn prelude_options() -> rquickjs::context::EvalOptions {
+/// The freezing of what every session of an engine shares (see `lockdown.js`).
+const LOCKDOWN: &str = include_str!("lockdown.js");
+
+fn script_options(name: &str) -> rquickjs::context::EvalOptions {
     // Non-exhaustive: built by assignment.
     let mut options = rquickjs::context::EvalOptions::default();
-    options.filename = Some(PRELUDE_NAME.into());
+    options.filename = Some(name.into());
     options
 }
 
@@ -580,7 +734,10 @@ fn exception_message(ctx: &Ctx<'_>, error: rquickjs::Error) -> (String, bool) {
     // Syntax errors and load-time throws: where (QuickJS puts it in `stack`).
     // The first frame in the module's own code, not in the prelude.
     if let Some(stack) = text("stack")
-        && let Some(first) = stack.lines().map(str::trim).find(|l| !l.is_empty() && !l.contains(PRELUDE_NAME))
+        && let Some(first) = stack
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.contains(PRELUDE_NAME) && !l.contains(LOCKDOWN_NAME))
     {
         out.push_str(&format!(" ({first})"));
     }

@@ -13,6 +13,7 @@ use crate::ModuleLimits;
 use crate::engine::{Answer, Arg, Binding, CallFailure, Engine, HostFn};
 use crate::error::ModuleError;
 use crate::pool::Pool;
+use crate::realm::{RealmKey, SHARED, fresh_key};
 use crate::reducer::{ModuleReducer, ReducerMeta};
 use crate::sources::{ModuleIdentity, Sources};
 
@@ -87,44 +88,35 @@ pub(crate) struct ModuleCore {
 }
 
 impl ModuleCore {
-    /// One host call, with limit failures worded for the game author: a
-    /// host call for one level of a verifier adapter (`level`: the level
-    /// context as JSON text), binding that level's reducer in the engine
-    /// first when the engine last served another level.
-    pub(crate) fn call_at(&self, level: Option<&str>, function: HostFn, args: &[Arg<'_>]) -> Result<Answer, GameError> {
+    /// One host call, with limit failures worded for the game author, in
+    /// the module instance of `at.realm`; for one level of a verifier
+    /// adapter (`at.level`: the level context as JSON text) binding that
+    /// level's reducer in the engine first when the engine last served
+    /// another level.
+    pub(crate) fn call_at(&self, at: At<'_>, function: HostFn, args: &[Arg<'_>]) -> Result<Answer, GameError> {
         self.pool
             .run(|engine| {
-                if let Some(context) = level
+                if let Some(context) = at.level
                     && engine.level_key() != Some(context)
                 {
                     engine.bind_level(context, "[]")?;
                 }
-                engine.call(function, args)
+                engine.call(at.realm, function, args)
             })
             .map_err(|failure| self.failure(function, failure))
     }
 
     /// A mapper's result (`commandToAction`, `timeoutToAction`, `legalActions`).
-    pub(crate) fn call_value(
-        &self,
-        level: Option<&str>,
-        function: HostFn,
-        args: &[Arg<'_>],
-    ) -> Result<Value, GameError> {
-        self.call_shaped(level, function, args, |answer| match answer {
+    pub(crate) fn call_value(&self, at: At<'_>, function: HostFn, args: &[Arg<'_>]) -> Result<Value, GameError> {
+        self.call_shaped(at, function, args, |answer| match answer {
             Answer::Value(value) => Ok(value),
             other => Err(other),
         })
     }
 
     /// A text answer (a refusal reason, a view as JSON text).
-    pub(crate) fn call_text(
-        &self,
-        level: Option<&str>,
-        function: HostFn,
-        args: &[Arg<'_>],
-    ) -> Result<String, GameError> {
-        self.call_shaped(level, function, args, |answer| match answer {
+    pub(crate) fn call_text(&self, at: At<'_>, function: HostFn, args: &[Arg<'_>]) -> Result<String, GameError> {
+        self.call_shaped(at, function, args, |answer| match answer {
             Answer::Text(text) => Ok(text),
             other => Err(other),
         })
@@ -133,11 +125,11 @@ impl ModuleCore {
     /// A new state and what is derived from it (`init`, `advance`).
     pub(crate) fn call_derived(
         &self,
-        level: Option<&str>,
+        at: At<'_>,
         function: HostFn,
         args: &[Arg<'_>],
     ) -> Result<(String, Vec<Result<Value, String>>), GameError> {
-        self.call_shaped(level, function, args, |answer| match answer {
+        self.call_shaped(at, function, args, |answer| match answer {
             Answer::Derived { state, parts } => Ok((state, parts)),
             other => Err(other),
         })
@@ -146,12 +138,12 @@ impl ModuleCore {
     /// One host call whose answer must have the shape `pick` takes.
     fn call_shaped<T>(
         &self,
-        level: Option<&str>,
+        at: At<'_>,
         function: HostFn,
         args: &[Arg<'_>],
         pick: impl FnOnce(Answer) -> Result<T, Answer>,
     ) -> Result<T, GameError> {
-        pick(self.call_at(level, function, args)?).map_err(|other| self.misread(function, &other))
+        pick(self.call_at(at, function, args)?).map_err(|other| self.misread(function, &other))
     }
 
     /// An answer of another shape than the function's: a defect of this
@@ -181,7 +173,28 @@ impl ModuleCore {
                 self.label,
                 limits.memory_limit_bytes
             ),
+            CallFailure::ValueLimit(what) => format!(
+                "{} of {}: {what} is larger than the {}-byte value limit (--module-max-value-bytes); \
+                 a value read out of the engine counts every part it shares each time it appears",
+                function.export(),
+                self.label,
+                limits.max_value_bytes
+            ),
         })
+    }
+}
+
+/// Where a call runs: the module instance of a realm, and for a verifier
+/// adapter the level whose reducer it calls.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct At<'a> {
+    pub(crate) realm: RealmKey,
+    pub(crate) level: Option<&'a str>,
+}
+
+impl At<'_> {
+    pub(crate) fn realm(realm: RealmKey) -> At<'static> {
+        At { realm, level: None }
     }
 }
 
@@ -192,6 +205,9 @@ impl ModuleCore {
 pub struct ModuleGame {
     core: Arc<ModuleCore>,
     meta: Arc<GameMeta>,
+    /// The module instance this game's calls run in: shared until the game
+    /// is isolated for a session ([`Game::isolate`]).
+    realm: RealmKey,
 }
 
 impl std::fmt::Debug for ModuleGame {
@@ -215,7 +231,7 @@ impl ModuleGame {
         let identity = sources.identity();
         let pool = Pool::new(engine, &sources, limits, Binding::Game);
         let core = ModuleCore { identity, pool, label: meta.game_ref.id.clone() };
-        Ok(ModuleGame { core: Arc::new(core), meta: Arc::new(meta) })
+        Ok(ModuleGame { core: Arc::new(core), meta: Arc::new(meta), realm: SHARED })
     }
 
     /// The module's files and digest.
@@ -224,13 +240,44 @@ impl ModuleGame {
     }
 
     pub(crate) fn mapped_action(&self, function: HostFn, value: Value) -> Result<SubmittedAction, GameError> {
-        action_from_value(value).map_err(|e| {
+        let action = action_from_value(value).map_err(|e| {
             GameError::new(format!(
                 "{} of {} must return a SubmittedAction ({{id, index?, payload?, ...}}): {e}",
                 function.export(),
                 self.meta.game_ref.id
             ))
-        })
+        })?;
+        check_action_id(&action.id).map_err(|rule| {
+            GameError::new(format!(
+                "{} of {} returned action id {:?}: {rule}",
+                function.export(),
+                self.meta.game_ref.id,
+                action.id
+            ))
+        })?;
+        Ok(action)
+    }
+}
+
+/// The largest `N` of an `Action N` id: the replay header's permutation
+/// covers every N a session used, so N bounds its length.
+pub const MAX_ACTION_NUMBER: u64 = 4096;
+
+/// kernel.md §5.5: product action ids must be `Action N` within the
+/// replay's permutation (N written in decimal without leading zeros,
+/// 1 ≤ N ≤ [`MAX_ACTION_NUMBER`]); any other id would make the finalized
+/// replay invalid. `Err`: the rule, in words.
+pub(crate) fn check_action_id(id: &str) -> Result<(), String> {
+    let number = id
+        .strip_prefix("Action ")
+        .filter(|digits| !digits.is_empty() && !digits.starts_with('0') && digits.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|digits| digits.parse::<u64>().ok());
+    match number {
+        Some(n) if n <= MAX_ACTION_NUMBER => Ok(()),
+        _ => Err(format!(
+            "a game's action ids must be \"Action N\" with N in 1..={MAX_ACTION_NUMBER} (kernel.md §5.5: replays \
+             name actions within their permutation); carry the move in index or payload instead"
+        )),
     }
 }
 
@@ -309,7 +356,13 @@ impl Game for ModuleGame {
     }
 
     fn reducer(&self) -> DynReducer {
-        erase_reducer(ModuleReducer::new(Arc::clone(&self.core), self.meta.reducer, self.meta.seats.clone(), None))
+        erase_reducer(ModuleReducer::new(
+            Arc::clone(&self.core),
+            self.meta.reducer,
+            self.meta.seats.clone(),
+            self.realm,
+            None,
+        ))
     }
 
     fn cadence(&self) -> Cadence {
@@ -318,7 +371,7 @@ impl Game for ModuleGame {
 
     fn command_to_action(&self, command: &Value, ctx: &CommandContext<'_>) -> Result<SubmittedAction, GameError> {
         let command = command.to_string();
-        let value = self.core.call_value(None, HostFn::Command, &command_args(&command, ctx))?;
+        let value = self.core.call_value(At::realm(self.realm), HostFn::Command, &command_args(&command, ctx))?;
         self.mapped_action(HostFn::Command, value)
     }
 
@@ -338,7 +391,7 @@ impl Game for ModuleGame {
         let timeout = timeout.to_value().to_string();
         Some(
             self.core
-                .call_value(None, HostFn::Timeout, &[Arg::Text(&ctx), Arg::Text(&timeout)])
+                .call_value(At::realm(self.realm), HostFn::Timeout, &[Arg::Text(&ctx), Arg::Text(&timeout)])
                 .and_then(|value| self.mapped_action(HostFn::Timeout, value)),
         )
     }
@@ -348,16 +401,17 @@ impl Game for ModuleGame {
             return Vec::new();
         }
         let view = view.to_string();
-        let listed = self.core.call_value(None, HostFn::Legal, &[Arg::Text(&view), Arg::Text(seat)]).and_then(
-            |value| match value {
+        let listed = self
+            .core
+            .call_value(At::realm(self.realm), HostFn::Legal, &[Arg::Text(&view), Arg::Text(seat)])
+            .and_then(|value| match value {
                 Value::Array(commands) => Ok(commands),
                 other => Err(GameError::new(format!(
                     "legalActions(view, seat) of {} must return an array of commands, not {}",
                     self.meta.game_ref.id,
                     other.type_name()
                 ))),
-            },
-        );
+            });
         // Legal actions are advice for agents; a failing enumerator means
         // "no enumerated moves", and the author sees why in the log.
         listed.unwrap_or_else(|e| {
@@ -371,17 +425,25 @@ impl Game for ModuleGame {
             return None;
         }
         let view = view.to_string();
-        Some(self.core.call_text(None, HostFn::Render, &[Arg::Text(&view), Arg::Text(seat.unwrap_or(""))]).and_then(
-            |html| {
-                if html.len() > MAX_RENDER_BYTES {
-                    return Err(GameError::new(format!(
-                        "render(view, seat) of {} returned {} bytes; at most {MAX_RENDER_BYTES} are shown",
-                        self.meta.game_ref.id,
-                        html.len()
-                    )));
-                }
-                Ok(html)
-            },
-        ))
+        Some(
+            self.core
+                .call_text(At::realm(self.realm), HostFn::Render, &[Arg::Text(&view), Arg::Text(seat.unwrap_or(""))])
+                .and_then(|html| {
+                    if html.len() > MAX_RENDER_BYTES {
+                        return Err(GameError::new(format!(
+                            "render(view, seat) of {} returned {} bytes; at most {MAX_RENDER_BYTES} are shown",
+                            self.meta.game_ref.id,
+                            html.len()
+                        )));
+                    }
+                    Ok(html)
+                }),
+        )
+    }
+
+    /// A module instance of its own (a fresh realm, `realm.rs`): nothing the
+    /// module's code keeps between calls reaches another session.
+    fn isolate(&self) -> Option<Arc<dyn Game>> {
+        (self.realm == SHARED).then(|| Arc::new(ModuleGame { realm: fresh_key(), ..self.clone() }) as Arc<dyn Game>)
     }
 }

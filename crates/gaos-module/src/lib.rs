@@ -15,10 +15,16 @@
 //! dynamic `import()`; `TextEncoder`/`TextDecoder`, `structuredClone`,
 //! `atob`/`btoa` and a bounded `console` (to `tracing`, target
 //! `gaos_module::console`) are provided. Each call runs under
-//! [`ModuleLimits::call_time_limit`] and each engine instance under
-//! [`ModuleLimits::memory_limit_bytes`]; crossing either is a
-//! [`gaos_kernel::GameError`] naming the module and the call, and the
-//! instance is replaced.
+//! [`ModuleLimits::call_time_limit`], each engine instance under
+//! [`ModuleLimits::memory_limit_bytes`] and each value read out of it under
+//! [`ModuleLimits::max_value_bytes`]; crossing any is a
+//! [`gaos_kernel::GameError`] naming the module and the call (after a time
+//! or memory limit the instance is replaced).
+//!
+//! Sessions share nothing the module can observe: the built-ins are frozen
+//! before any module code runs, and a game isolated for a session
+//! ([`gaos_kernel::Game::isolate`]) calls its own instance of the module's
+//! files (`realm.rs`).
 //!
 //! Values cross the boundary as JSON text: Rust hands JavaScript canonical
 //! JSON (`JSON.parse`); JavaScript hands back `JSON.stringify` output after
@@ -33,6 +39,7 @@ mod engine;
 mod error;
 mod game;
 mod pool;
+mod realm;
 mod reducer;
 mod sources;
 
@@ -41,7 +48,7 @@ use std::time::Duration;
 
 pub use adapter::{ReplayAdapter, load_replay_adapter};
 pub use error::{BUNDLE_HINT, ModuleError};
-pub use game::{MAX_RENDER_BYTES, ModuleGame};
+pub use game::{MAX_ACTION_NUMBER, MAX_RENDER_BYTES, ModuleGame};
 pub use reducer::ModuleState;
 pub use sources::{ModuleFile, ModuleIdentity};
 
@@ -56,12 +63,25 @@ pub struct ModuleLimits {
     /// Memory one engine instance may allocate (its heap, every state
     /// and view it builds during a call included).
     pub memory_limit_bytes: usize,
+    /// The most one value read out of the engine may take, as JSON text:
+    /// each view, `viewFor`, `replayMetrics`, mapped action, legal-action
+    /// list and `render` answer. Charged while the value is read (a part the
+    /// engine shares counts each time it appears); a larger value fails the
+    /// call like any other limit.
+    pub max_value_bytes: usize,
 }
 
+/// [`ModuleLimits::max_value_bytes`] by default: 4 MiB.
+pub const DEFAULT_MAX_VALUE_BYTES: usize = 4 * 1024 * 1024;
+
 impl Default for ModuleLimits {
-    /// 1000 ms per call, 64 MiB per engine instance.
+    /// 1000 ms per call, 64 MiB per engine instance, 4 MiB per value.
     fn default() -> Self {
-        ModuleLimits { call_time_limit: Duration::from_millis(1000), memory_limit_bytes: 64 * 1024 * 1024 }
+        ModuleLimits {
+            call_time_limit: Duration::from_millis(1000),
+            memory_limit_bytes: 64 * 1024 * 1024,
+            max_value_bytes: DEFAULT_MAX_VALUE_BYTES,
+        }
     }
 }
 

@@ -1,8 +1,10 @@
 //! A module's engine instances, shared by all its sessions.
 //!
-//! Instances are stateless between calls, so a small pool (at most one per
-//! core, created on demand) serves any number of sessions: memory grows with
-//! concurrent calls, never with sessions.
+//! A session's state lives in Rust between calls, so a small pool (at most
+//! one engine per core, created on demand) serves any number of sessions.
+//! Each engine keeps a bounded number of module instances (one per session
+//! it served recently, `realm.rs`) and is replaced after making many, so
+//! memory is bounded by the pool, never by the number of sessions.
 
 use std::sync::{Condvar, Mutex, MutexGuard};
 
@@ -49,17 +51,19 @@ impl Pool {
 
     /// Run `f` on an idle instance (or a new one). An instance whose call
     /// crossed a limit is dropped instead of returned: its module objects
-    /// may be half-updated.
+    /// may be half-updated. So is one that made enough module instances
+    /// (`realm.rs`): a fresh one takes its place when needed.
     pub(crate) fn run<T>(&self, f: impl FnOnce(&mut Engine) -> Result<T, CallFailure>) -> Result<T, CallFailure> {
         let mut engine = self.checkout()?;
         let result = f(&mut engine);
         let mut state = self.lock();
-        let discarded = match &result {
-            Err(CallFailure::TimeLimit | CallFailure::MemoryLimit) => {
+        let limit_crossed = matches!(&result, Err(CallFailure::TimeLimit | CallFailure::MemoryLimit));
+        let discarded = match limit_crossed || engine.spent() {
+            true => {
                 state.live -= 1;
                 Some(engine)
             }
-            _ => {
+            false => {
                 state.idle.push(engine);
                 None
             }

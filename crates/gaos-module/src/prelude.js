@@ -743,5 +743,12 @@
 
   // The intrinsic prototypes as this prelude captured them: the host's
   // reader of the value domain accepts exactly the objects `plain` does.
-  return { bind, bindAdapter, isShapeError: (e) => e instanceof HostError && e.shape === true, prototypes: [ObjectProto, ArrayProto] };
+  // `shared`: what `lockdown.js` freezes beside the global object's graph.
+  return {
+    bind,
+    bindAdapter,
+    isShapeError: (e) => e instanceof HostError && e.shape === true,
+    prototypes: [ObjectProto, ArrayProto],
+    shared: [HostError],
+  };
 })

@@ -14,7 +14,8 @@ use gaos_json::Value;
 use gaos_kernel::{GameError, ReplayMetrics, SubmittedAction, TickReducer};
 
 use crate::engine::{Arg, HostFn, read_view};
-use crate::game::ModuleCore;
+use crate::game::{At, ModuleCore};
+use crate::realm::RealmKey;
 
 /// Which optional reducer functions the module has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -65,6 +66,8 @@ pub(crate) struct ModuleReducer {
     meta: ReducerMeta,
     /// The seats whose views are derived with every state.
     seats: Vec<String>,
+    /// The module instance its calls run in (`realm.rs`).
+    realm: RealmKey,
     /// For a verifier adapter: the level context the reducer belongs to.
     level: Option<Arc<str>>,
 }
@@ -74,13 +77,15 @@ impl ModuleReducer {
         core: Arc<ModuleCore>,
         meta: ReducerMeta,
         seats: Vec<String>,
+        realm: RealmKey,
         level: Option<Arc<str>>,
     ) -> ModuleReducer {
-        ModuleReducer { core, meta, seats, level }
+        ModuleReducer { core, meta, seats, realm, level }
     }
 
-    fn level(&self) -> Option<&str> {
-        self.level.as_deref()
+    /// Where its calls run.
+    fn at(&self) -> At<'_> {
+        At { realm: self.realm, level: self.level.as_deref() }
     }
 
     /// A state and its derived parts as the engine answered them: view,
@@ -132,7 +137,7 @@ impl ModuleReducer {
         // A seat the module does not declare (a host may declare others).
         let text = self
             .core
-            .call_text(self.level(), HostFn::ViewFor, &[Arg::Text(state.json()), Arg::Text(seat)])
+            .call_text(self.at(), HostFn::ViewFor, &[Arg::Text(state.json()), Arg::Text(seat)])
             .map_err(|e| e.message)?;
         read_view(&text)
     }
@@ -156,14 +161,14 @@ impl TickReducer for ModuleReducer {
     fn init(&self, level: &Value, seed: u32) -> Result<ModuleState, GameError> {
         let level = level.to_string();
         let (state, parts) =
-            self.core.call_derived(self.level(), HostFn::Init, &[Arg::Text(&level), Arg::Number(f64::from(seed))])?;
+            self.core.call_derived(self.at(), HostFn::Init, &[Arg::Text(&level), Arg::Number(f64::from(seed))])?;
         self.derived(HostFn::Init, state, parts)
     }
 
     fn advance(&self, state: ModuleState, inputs: &[SubmittedAction]) -> Result<ModuleState, GameError> {
         let inputs = actions_json(inputs);
         let (next, parts) =
-            self.core.call_derived(self.level(), HostFn::Advance, &[Arg::Text(state.json()), Arg::Text(&inputs)])?;
+            self.core.call_derived(self.at(), HostFn::Advance, &[Arg::Text(state.json()), Arg::Text(&inputs)])?;
         self.derived(HostFn::Advance, next, parts)
     }
 
@@ -201,7 +206,7 @@ impl TickReducer for ModuleReducer {
         }
         let action = action.to_value().to_string();
         let refusal = self.core.call_text(
-            self.level(),
+            self.at(),
             HostFn::Validate,
             &[Arg::Text(state.json()), Arg::Text(seat), Arg::Text(&action)],
         )?;
@@ -228,7 +233,7 @@ impl TickReducer for ModuleReducer {
                 value.type_name()
             )));
         };
-        let (restored, parts) = self.core.call_derived(self.level(), HostFn::Derive, &[Arg::Text(text)])?;
+        let (restored, parts) = self.core.call_derived(self.at(), HostFn::Derive, &[Arg::Text(text)])?;
         if restored != *text {
             return Err(GameError::new(format!(
                 "the checkpointed state of {} does not survive JSON.parse and JSON.stringify unchanged",

@@ -16,6 +16,7 @@ use rquickjs::{Ctx, Module};
 use sha2::{Digest, Sha256};
 
 use crate::error::ModuleError;
+use crate::realm::split_name;
 
 /// Extensions the engine refuses with the bundling hint.
 const TYPESCRIPT: [&str; 4] = ["ts", "mts", "cts", "tsx"];
@@ -156,6 +157,12 @@ impl Sources {
         self.lock().sealed = true;
     }
 
+    /// Let static imports resolve again while a new module instance of a
+    /// realm loads (`realm.rs`); sealed again right after.
+    pub(crate) fn unseal(&self) {
+        self.lock().sealed = false;
+    }
+
     /// The reason the last resolve or load failed, if one did.
     pub(crate) fn take_problem(&self) -> Option<SourceProblem> {
         self.lock().problem.take()
@@ -253,12 +260,14 @@ impl Resolver for SourceResolver {
             sources.record(SourceProblem::BareImport { importer: PathBuf::from(base), specifier: name.to_owned() });
             return Err(rquickjs::Error::new_resolving_message(base, name, "package imports must be bundled first"));
         }
+        // An import resolves within the importer's realm instance.
+        let (realm, base) = split_name(base);
         let importer = Path::new(base);
         let joined = match importer.parent() {
             Some(dir) if !name.starts_with('/') => dir.join(name),
             _ => PathBuf::from(name),
         };
-        Ok(normalise(&joined).to_string_lossy().into_owned())
+        Ok(format!("{realm}{}", normalise(&joined).to_string_lossy()))
     }
 }
 
@@ -272,7 +281,7 @@ impl Loader for SourceLoader {
         name: &str,
         _attributes: Option<ImportAttributes<'js>>,
     ) -> rquickjs::Result<Module<'js, rquickjs::module::Declared>> {
-        match self.0.source(name) {
+        match self.0.source(split_name(name).1) {
             Ok(text) => Module::declare(ctx.clone(), name, text.as_bytes()),
             Err(problem) => {
                 self.0.record(problem);

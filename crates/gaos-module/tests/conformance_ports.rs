@@ -304,7 +304,8 @@ fn the_ports_verify_the_replay_corpus_like_the_reference() {
     for case in cases {
         let file = str_field(case, "file");
         let bytes = std::fs::read(conformance_dir().join("replays").join(file)).expect("replay file");
-        let report = verify_replay(bytes.as_slice(), &with_ports, &VerifyOptions { strict: false });
+        let report =
+            verify_replay(bytes.as_slice(), &with_ports, &VerifyOptions { strict: false, ..VerifyOptions::default() });
         let stage = report.stage.map(|stage| stage.to_string());
         let want_stage = case.get("stage").and_then(Value::as_str);
         if report.verdict.to_string() != str_field(case, "verdict") || stage.as_deref() != want_stage {
@@ -316,7 +317,7 @@ fn the_ports_verify_the_replay_corpus_like_the_reference() {
             ));
         }
         resimulated += report.resolutions;
-        let strict = VerifyOptions { strict: true };
+        let strict = VerifyOptions { strict: true, ..VerifyOptions::default() };
         let (js, rust) = (
             verify_replay(bytes.as_slice(), &with_ports, &strict),
             verify_replay(bytes.as_slice(), &built_in, &strict),

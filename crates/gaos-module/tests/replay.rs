@@ -26,7 +26,7 @@ fn the_game_module_verifies_its_own_replay_strictly() {
     let adapter = load_replay_adapter(&fixture("duel.mjs"), &test_limits()).unwrap();
     assert!(adapter.game().is_some());
     for strict in [false, true] {
-        let report = verify_replay(&replay, &adapter, &VerifyOptions { strict });
+        let report = verify_replay(&replay, &adapter, &VerifyOptions { strict, ..VerifyOptions::default() });
         assert_eq!(report.verdict, Verdict::AcceptedUnsigned, "strict {strict}: {:?}", report.problems);
         assert_eq!(report.resolutions, 3);
     }
@@ -40,11 +40,11 @@ fn the_verifier_adapter_shape_verifies_the_same_replay() {
     let files: Vec<&str> = adapter.identity().files.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(files, ["duel-adapter.mjs", "duel.mjs"]);
     for strict in [false, true] {
-        let report = verify_replay(&replay, &adapter, &VerifyOptions { strict });
+        let report = verify_replay(&replay, &adapter, &VerifyOptions { strict, ..VerifyOptions::default() });
         assert_eq!(report.verdict, Verdict::AcceptedUnsigned, "strict {strict}: {:?}", report.problems);
     }
     let reducer_only = load_replay_adapter(&fixture("reducer-only-adapter.mjs"), &test_limits()).unwrap();
-    let report = verify_replay(&replay, &reducer_only, &VerifyOptions { strict: true });
+    let report = verify_replay(&replay, &reducer_only, &VerifyOptions { strict: true, ..VerifyOptions::default() });
     assert_eq!(report.verdict, Verdict::AcceptedUnsigned, "{:?}", report.problems);
     assert!(report.notes.iter().any(|n| n.contains("no command mapper")), "{:?}", report.notes);
 }

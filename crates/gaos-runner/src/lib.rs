@@ -131,7 +131,7 @@ pub use gaos_session::{
     EvaluationPolicy, ExistingHead, FinalizeRequest, HandleState, LifecycleHandle, Observation, ObserveOptions,
     SessionArtifact, SessionBinding, SessionControllerIdentity, SessionHandle, SessionPolicy, SessionResult,
     SessionTransport, adopt_existing, announces_terminal, create_session_handle_from_existing, forward_session_handle,
-    observation, policy, receipts, replay_receipts, wait_backoff,
+    observation, policy, receipts, replay_receipts, signing, wait_backoff,
 };
 pub use reconnect::{Reattached, ReconnectPolicy, Reconnecting};
 pub use run::{

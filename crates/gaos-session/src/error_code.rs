@@ -97,6 +97,10 @@ error_codes! {
     IllegalCommand = "illegal_command" => Some(422),
     /// A submission identity reused with other content, or a second intent.
     ConflictingIntent = "conflicting_intent" => Some(409),
+    /// A signed session's submission (or periodic seat signature) whose
+    /// chain link or Ed25519 signature does not verify (RFC-010); nothing
+    /// was persisted.
+    InvalidSignature = "invalid_signature" => Some(400),
 
     // The kernel's advance and history refusals.
     /// The game is over.

@@ -27,6 +27,8 @@ use gaos_json::{Value, canonical_json};
 use gaos_kernel::protocol::{PROTOCOL_ID, PROTOCOL_VERSION};
 use gaos_kernel::{CommandSubmission, SessionBinding};
 
+use crate::signing::{ChainSigner, SeatSigningKey, client_time_now};
+
 use crate::adopt::{adopt_existing, check_receipt};
 use crate::answers::SessionResult;
 use crate::error::SessionError;
@@ -289,6 +291,8 @@ pub struct LifecycleHandle<T> {
     policy: SessionPolicy,
     receipt: Option<AttachReceipt>,
     core: Mutex<Core>,
+    /// RFC-010: signs every submission this handle sends.
+    signer: Option<Mutex<ChainSigner>>,
 }
 
 impl<T> std::fmt::Debug for LifecycleHandle<T> {
@@ -360,6 +364,7 @@ impl<T: SessionTransport> LifecycleHandle<T> {
             seat: binding.participant_id.clone(),
             policy,
             receipt,
+            signer: None,
             core: Mutex::new(Core {
                 state,
                 binding,
@@ -368,6 +373,37 @@ impl<T: SessionTransport> LifecycleHandle<T> {
                 counter: SubmissionCounter::default(),
                 unanswered: None,
             }),
+        }
+    }
+
+    /// Sign every submission with `key` (RFC-010 signed play): the session
+    /// must have been created with this seat's public key in `seatKeys`. The
+    /// chain starts where the host's envelope says (checked against the
+    /// genesis when the seat has not moved yet).
+    pub fn with_signing_key(mut self, key: SeatSigningKey) -> Self {
+        self.signer = Some(Mutex::new(ChainSigner::new(key)));
+        self
+    }
+
+    fn signer(&self) -> Option<MutexGuard<'_, ChainSigner>> {
+        self.signer.as_ref().map(|s| s.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Sign `submission` unless it is a resend that carries its signature.
+    async fn sign(&self, submission: &mut CommandSubmission) -> Result<(), SessionError> {
+        if self.signer.is_none() || submission.sig.is_some() {
+            return Ok(());
+        }
+        if !self.signer().is_some_and(|s| s.has_head()) {
+            let observation = self.transport.observe(&self.session_id).await?;
+            self.note(&observation)?;
+            if let Some(mut signer) = self.signer() {
+                signer.adopt(&self.session_id, &self.seat, observation.extensions())?;
+            }
+        }
+        match self.signer() {
+            Some(mut signer) => signer.sign(submission, client_time_now()),
+            None => Ok(()),
         }
     }
 
@@ -495,8 +531,14 @@ impl<T: SessionTransport> SessionHandle for LifecycleHandle<T> {
 
     fn act_with(&self, command: Value, options: ActOptions) -> BoxFuture<'_, Result<Observation, SessionError>> {
         Box::pin(async move {
-            let submission = self.next_submission(command, options.submission_id.clone())?;
+            let mut submission = self.next_submission(command, options.submission_id.clone())?;
+            self.sign(&mut submission).await?;
             let answer = options.bounds().run("act", self.transport.submit(&submission)).await;
+            if answer.is_ok()
+                && let Some(mut signer) = self.signer()
+            {
+                signer.accepted(submission.submission_id.as_deref());
+            }
             {
                 // Keep a submission that may have landed for an exact resend;
                 // any answer from the host settles it.

@@ -40,6 +40,7 @@ pub mod policy;
 pub mod receipts;
 pub mod replay_receipts;
 pub mod requests;
+pub mod signing;
 pub mod state;
 pub mod uri;
 pub(crate) mod words;

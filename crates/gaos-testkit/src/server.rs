@@ -190,15 +190,26 @@ impl TestServer {
         &self.operator_token
     }
 
+    /// The server's process id (`None` once killed).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(std::process::Child::id)
+    }
+
+    /// The server process's peak resident memory so far, in KiB (`VmHWM`
+    /// of `/proc/PID/status`; Linux only).
+    pub fn peak_rss_kib(&self) -> u64 {
+        let pid = self.pid().expect("the server runs");
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc/PID/status");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmHWM in /proc/PID/status")
+    }
+
     /// The data directory.
     pub fn data_dir(&self) -> &Path {
         &self.data_dir
-    }
-
-    /// The process id of the running server (to stop and continue it with
-    /// signals in failover tests).
-    pub fn pid(&self) -> Option<u32> {
-        self.child.as_ref().map(std::process::Child::id)
     }
 
     /// Send `signal` (`STOP`, `CONT`, ...) to the server process.

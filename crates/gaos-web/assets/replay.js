@@ -93,7 +93,8 @@ async function load(text) {
   }
   const ok = answer.verdict === "accepted-unsigned";
   verdict.className = `verdict ${ok ? "ok" : "bad"}`;
-  verdict.textContent = `Verification: ${answer.verdict}${answer.problems.length ? " — " + answer.problems.join("; ") : ""}`;
+  const cut = answer.truncated ? " (the frames stop early: this host answers a bounded number of frames per replay)" : "";
+  verdict.textContent = `Verification: ${answer.verdict}${answer.problems.length ? " — " + answer.problems.join("; ") : ""}${cut}`;
   levelSelect.replaceChildren(...answer.levels.map((l, i) => h("option", { value: i }, `${l.id} (seed ${l.seed})`)));
   select(0, 0);
 }

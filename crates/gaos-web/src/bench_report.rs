@@ -1,6 +1,6 @@
 //! The benchmark report: `OUT/report.html` of `gaos bench run`, and the same
 //! page served by `gaos serve --bench-reports DIR` for the runs in `DIR`.
-//! The per-task scores, the chart (`scores.svg`, inlined), and every
+//! The per-task scores, the chart (`scores.svg`, embedded as an image), and every
 //! episode's outcome with a link to its replay: a file of the bundle beside
 //! the report, or (served by a host) the host's replay viewer opening it.
 //! One self-contained file: inline styles, no script, nothing fetched from
@@ -77,7 +77,8 @@ fn measurements(observations: Option<&Value>) -> (String, String) {
     (wall_clock, cost)
 }
 
-/// The report's HTML. `chart_svg` is the `scores.svg` text; the episode
+/// The report's HTML. `chart_svg` is the `scores.svg` text (shown as an
+/// image; empty: no chart); the episode
 /// links point into `bundle/` (relative to the report), as `links` says.
 pub fn report_html(
     manifest: &BenchmarkManifest,
@@ -105,11 +106,16 @@ pub fn report_html(
             escape(task)
         ));
     }
-    html.push_str("</tbody></table>\n<h2>Chart</h2>\n<figure role=\"img\" aria-label=\"Score per task\">\n");
-    // The chart is our own plotters output; drop its XML declaration to inline it.
-    let svg = chart_svg.trim_start();
-    let svg = if svg.starts_with("<?xml") { svg.split_once("?>").map_or(svg, |(_, rest)| rest) } else { svg };
-    html.push_str(svg);
+    html.push_str("</tbody></table>\n<h2>Chart</h2>\n<figure>\n");
+    // An image, never markup pasted into the page: a scores.svg is a file
+    // beside the bundle, and an image runs nothing and navigates nowhere
+    // (pasted in, its <meta refresh> or <script> would be the page's).
+    if !chart_svg.trim().is_empty() {
+        html.push_str(&format!(
+            "<img id=\"chart\" alt=\"Score per task\" src=\"data:image/svg+xml;base64,{}\">",
+            gaos_json::base64_encode(chart_svg.as_bytes())
+        ));
+    }
     html.push_str("\n</figure>\n<h2>Episodes</h2>\n");
     html.push_str(&match links {
         ReplayLinks::BundleFiles => format!(

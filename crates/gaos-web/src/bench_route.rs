@@ -9,6 +9,11 @@
 //! private in-process host); it serves what it is pointed at, read-only.
 //! These are page navigations, which carry no token: the directory is
 //! published to whoever reaches the host, so the operator opts in.
+//!
+//! Only regular files whose canonical path stays under the canonical
+//! reports directory and the run are read: an unpacked bundle whose files
+//! (or whose run or bundle directory) are symbolic links pointing at
+//! `operator-token` or `host-key` publishes nothing.
 
 use std::path::{Path, PathBuf};
 
@@ -51,15 +56,33 @@ pub(crate) fn html(body: String) -> Response {
         .into_response()
 }
 
+/// Run `run`'s directory, canonical, when it and its `bundle/` are real
+/// directories of the reports directory (no symbolic link leads elsewhere).
+fn run_root(dir: &Path, run: &str) -> Option<PathBuf> {
+    let root = dir.canonicalize().ok()?.join(segment(run)?);
+    let real = |path: &Path| path.canonicalize().ok().filter(|c| c == path && c.is_dir());
+    real(&root)?;
+    real(&root.join("bundle"))?;
+    Some(root)
+}
+
+/// `relative` in run `run`, when it is a regular file whose canonical path
+/// stays under the run's directory.
+fn run_file(dir: &Path, run: &str, relative: &Path) -> Option<PathBuf> {
+    let root = run_root(dir, run)?;
+    let path = root.join(relative).canonicalize().ok()?;
+    let regular = std::fs::metadata(&path).ok()?.is_file();
+    (regular && path.starts_with(&root)).then_some(path)
+}
+
 /// The runs under `dir`: directories holding a `bundle/`, by name.
 fn runs(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .flatten()
-        .filter(|e| e.path().join("bundle").is_dir())
         .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| segment(n).is_some())
+        .filter(|n| run_root(dir, n).is_some())
         .collect();
     names.sort();
     names
@@ -92,14 +115,17 @@ fn carried_aggregate(manifest: &BenchmarkManifest, scores: &Value) -> Aggregate 
 
 /// The run's report page; `Err`: why its bundle cannot be shown.
 fn report(dir: &Path, run: &str) -> Result<String, String> {
-    let root = dir.join(run);
+    let root = run_root(dir, run).ok_or_else(|| format!("run {run}: not a directory of the reports directory"))?;
+    // The bundle reader refuses symbolic links inside the bundle.
     let bundle =
         read_bundle_dir(&root.join("bundle")).map_err(|e| format!("run {run}: the bundle does not read: {e}"))?;
     let manifest =
         BenchmarkManifest::from_value(&bundle.manifest).map_err(|e| format!("run {run}: its manifest: {e}"))?;
     let aggregate = carried_aggregate(&manifest, &bundle.scores);
     // The chart `gaos bench run` drew beside the bundle (absent: no chart).
-    let chart = std::fs::read_to_string(root.join("scores.svg")).unwrap_or_default();
+    let chart = run_file(dir, run, Path::new("scores.svg"))
+        .and_then(|path| std::fs::read_to_string(path).ok())
+        .unwrap_or_default();
     let base = format!("/bench/{run}");
     Ok(report_html(&manifest, &aggregate, &bundle.episodes, &chart, ReplayLinks::HostViewer { base: &base }))
 }
@@ -113,7 +139,7 @@ async fn list(State(dir): State<PathBuf>) -> Response {
 
 async fn run_report(State(dir): State<PathBuf>, UrlPath(run): UrlPath<String>) -> Response {
     let Some(run) = segment(&run).map(str::to_owned) else { return not_found("no such run") };
-    if !dir.join(&run).join("bundle").is_dir() {
+    if run_root(&dir, &run).is_none() {
         return not_found("no such run");
     }
     match tokio::task::spawn_blocking(move || report(&dir, &run)).await {
@@ -128,9 +154,10 @@ async fn episode_file(State(dir): State<PathBuf>, UrlPath((run, file)): UrlPath<
     if !file.ends_with(".gaos-replay.jsonl") {
         return not_found("no such replay");
     }
-    let path = dir.join(run).join("bundle/episodes").join(file);
-    match tokio::task::spawn_blocking(move || std::fs::read_to_string(path)).await {
-        Ok(Ok(text)) => (
+    let (run, relative) = (run.to_owned(), Path::new("bundle/episodes").join(file));
+    let read = move || run_file(&dir, &run, &relative).map(std::fs::read_to_string);
+    match tokio::task::spawn_blocking(read).await {
+        Ok(Some(Ok(text))) => (
             StatusCode::OK,
             [(header::CONTENT_TYPE, gaos_kernel::replay::MEDIA_TYPE), (header::CACHE_CONTROL, "no-cache")],
             text,

@@ -7,6 +7,13 @@
 //! The frames come from the reducer the verifier uses (init, then one
 //! `advance` per resolution record); the verdict comes from
 //! [`verify_replay`] itself, so a frame list never implies a replay is valid.
+//!
+//! The work and the answer are bounded: a replay must play the game's own
+//! levels (a replay names its level, so a level far larger than any the
+//! game ships would make every view of every frame as large; only the
+//! operator may re-simulate other levels), and frames are added while the
+//! answer stays under a byte budget, then cut (`truncated`). The route runs
+//! a bounded number of re-simulations at once (`frames_route.rs`).
 
 use std::sync::Arc;
 
@@ -19,13 +26,21 @@ use gaos_kernel::{Game, GameRef};
 /// the answer says so.
 pub(crate) const MAX_FRAMES: usize = 5_000;
 
-/// Why a replay has no frames (answered as 422 `{"error","code"}`).
+/// The most the frames of one answer may take as JSON text; the rest are
+/// cut and the answer says so (`truncated`).
+pub(crate) const MAX_ANSWER_BYTES: usize = 8 * 1024 * 1024;
+
+/// Why a replay has no frames (answered as `{"error","code"}`).
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum FramesError {
     #[error("the body is not a readable replay: {0}")]
     Malformed(String),
     #[error("no registered game plays {0} (adapter {1}); start the host with that game")]
     UnknownGame(String, String),
+    #[error(
+        "level {level:?} of the replay is not one of the levels {game} ships (same id and level); only the operator may re-simulate other levels"
+    )]
+    ForeignLevel { level: String, game: String },
 }
 
 impl FramesError {
@@ -33,20 +48,60 @@ impl FramesError {
         match self {
             FramesError::Malformed(_) => "malformed_replay",
             FramesError::UnknownGame(..) => "unknown_game",
+            FramesError::ForeignLevel { .. } => "foreign_level",
         }
     }
+
+    pub(crate) fn status(&self) -> axum::http::StatusCode {
+        match self {
+            FramesError::Malformed(_) | FramesError::UnknownGame(..) => axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+            FramesError::ForeignLevel { .. } => axum::http::StatusCode::FORBIDDEN,
+        }
+    }
+}
+
+/// Counts canonical JSON bytes without keeping them.
+struct ByteCount(usize);
+
+impl gaos_json::CanonicalSink for ByteCount {
+    fn push_str(&mut self, s: &str) {
+        self.0 += s.len();
+    }
+}
+
+fn json_bytes(value: &Value) -> usize {
+    let mut count = ByteCount(0);
+    gaos_json::write_canonical(value, &mut count);
+    count.0
 }
 
 fn resolve(registry: &GameRegistry, game: &GameRef) -> Option<Arc<dyn Game>> {
     registry.by_adapter(&game.adapter.id).or_else(|| registry.get(&game.id))
 }
 
-/// The frames of `text` as canonical JSON.
-pub(crate) fn frames(registry: &GameRegistry, text: &str) -> Result<String, FramesError> {
+/// The frames of `text` as canonical JSON, the frames cut once they would
+/// take more than `max_bytes`. `any_level`: the caller may re-simulate
+/// levels the game does not ship (the operator).
+pub(crate) fn frames(
+    registry: &GameRegistry,
+    text: &str,
+    any_level: bool,
+    max_bytes: usize,
+) -> Result<String, FramesError> {
     let replay = read_replay(text).map_err(|e| FramesError::Malformed(e.to_string()))?;
     let game = resolve(registry, &replay.game)
         .ok_or_else(|| FramesError::UnknownGame(replay.game.id.clone(), replay.game.adapter.id.clone()))?;
-    let report = verify_replay(text, &|g: &GameRef| resolve(registry, g), &VerifyOptions::default());
+    if !any_level {
+        let shipped = game.levels();
+        if let Some(foreign) =
+            replay.levels.iter().find(|l| !shipped.iter().any(|s| s.id == l.id && s.level == l.level))
+        {
+            return Err(FramesError::ForeignLevel { level: foreign.id.clone(), game: replay.game.id.clone() });
+        }
+    }
+    let report = verify_replay(text, &|g: &GameRef| resolve(registry, g), &VerifyOptions::of_record());
+    // A request's re-simulation shares nothing with another's.
+    let game = gaos_kernel::isolated(&game);
     let reducer = game.reducer();
     let seats = game.seats();
     let view_of = |state: &_| -> Value {
@@ -60,6 +115,7 @@ pub(crate) fn frames(registry: &GameRegistry, text: &str) -> Result<String, Fram
         frame.into()
     };
     let mut total = 0usize;
+    let mut bytes = 0usize;
     let mut truncated = false;
     let mut levels = Vec::new();
     for level in &replay.levels {
@@ -68,10 +124,16 @@ pub(crate) fn frames(registry: &GameRegistry, text: &str) -> Result<String, Fram
         match reducer.init(&level.level, level.seed) {
             Err(e) => problem = Some(format!("the game cannot start this level: {e}")),
             Ok(mut state) => {
-                frames.push(frame(0, None, None, Vec::new(), view_of(&state)));
+                let first = frame(0, None, None, Vec::new(), view_of(&state));
+                bytes += json_bytes(&first) + 1;
+                if bytes > max_bytes {
+                    truncated = true;
+                } else {
+                    frames.push(first);
+                }
                 for record in replay.level_records(level.index) {
                     let (RecordBody::Resolution(res) | RecordBody::Action(res)) = &record.body else { continue };
-                    if total >= MAX_FRAMES {
+                    if truncated || total >= MAX_FRAMES {
                         truncated = true;
                         break;
                     }
@@ -103,7 +165,13 @@ pub(crate) fn frames(registry: &GameRegistry, text: &str) -> Result<String, Fram
                         }
                     };
                     total += 1;
-                    frames.push(frame(frames.len(), Some(record.line), res.tick, inputs, view_of(&state)));
+                    let next = frame(frames.len(), Some(record.line), res.tick, inputs, view_of(&state));
+                    bytes += json_bytes(&next) + 1;
+                    if bytes > max_bytes {
+                        truncated = true;
+                        break;
+                    }
+                    frames.push(next);
                 }
             }
         }
@@ -158,8 +226,9 @@ mod tests {
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
     }
 
+    /// The operator's answer (the reference replays play the scripts' own levels).
     fn answer(name: &str) -> serde_json::Value {
-        let json = frames(&GameRegistry::builtin(), &expected_replay(name)).expect("frames");
+        let json = frames(&GameRegistry::builtin(), &expected_replay(name), true, MAX_ANSWER_BYTES).expect("frames");
         serde_json::from_str(&json).expect("the answer is JSON")
     }
 
@@ -221,12 +290,35 @@ mod tests {
     }
 
     #[test]
+    fn only_the_operator_re_simulates_levels_the_game_does_not_ship() {
+        let text = expected_replay("sealed-commit-reveal");
+        let err = frames(&GameRegistry::builtin(), &text, false, MAX_ANSWER_BYTES).unwrap_err();
+        assert_eq!((err.code(), err.status().as_u16()), ("foreign_level", 403));
+        assert!(err.to_string().contains("one-lot") && err.to_string().contains("operator"), "{err}");
+    }
+
+    #[test]
+    fn frames_are_cut_at_the_byte_budget() {
+        let text = expected_replay("hilo-ingest");
+        let whole: serde_json::Value =
+            serde_json::from_str(&frames(&GameRegistry::builtin(), &text, true, MAX_ANSWER_BYTES).unwrap()).unwrap();
+        let count = |answer: &serde_json::Value| answer["levels"][0]["frames"].as_array().map_or(0, Vec::len);
+        assert_eq!(whole["truncated"], false);
+        let one = serde_json::to_string(&whole["levels"][0]["frames"][0]).unwrap().len();
+        let cut: serde_json::Value =
+            serde_json::from_str(&frames(&GameRegistry::builtin(), &text, true, one * 2 + 2).unwrap()).unwrap();
+        assert_eq!(cut["truncated"], true);
+        assert!(count(&cut) >= 1 && count(&cut) < count(&whole), "{} of {}", count(&cut), count(&whole));
+        assert_eq!(cut["verdict"], whole["verdict"], "the verdict is the whole replay's");
+    }
+
+    #[test]
     fn an_unknown_game_or_a_malformed_body_is_refused_in_words() {
         let text = expected_replay("tictactoe-timeout-mapper");
-        let err = frames(&GameRegistry::new(), &text).unwrap_err();
+        let err = frames(&GameRegistry::new(), &text, false, MAX_ANSWER_BYTES).unwrap_err();
         assert_eq!(err.code(), "unknown_game");
         assert!(err.to_string().contains("conformance/tictactoe"), "{err}");
-        let err = frames(&GameRegistry::builtin(), "{\"not\":\"a replay\"}\n").unwrap_err();
+        let err = frames(&GameRegistry::builtin(), "{\"not\":\"a replay\"}\n", false, MAX_ANSWER_BYTES).unwrap_err();
         assert_eq!(err.code(), "malformed_replay");
     }
 }

@@ -18,6 +18,7 @@ pub mod bench_report;
 mod bench_route;
 mod frames;
 mod frames_route;
+mod guard;
 mod pages;
 mod render_route;
 
@@ -28,21 +29,45 @@ use gaos_games::GameRegistry;
 
 pub use arena_route::arena_reports_router;
 pub use assets::{ASSETS, Asset};
+pub use guard::{HostCheck, guarded};
 
-/// Decides whether a bearer token belongs to this host (any role).
-pub type Authorize = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+/// What a bearer token is on this host: `None` when it is not one of its
+/// tokens.
+pub type Authorize = Arc<dyn Fn(&str) -> Option<TokenRole> + Send + Sync>;
+
+/// The role of a host token, as the web routes need it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenRole {
+    /// The operator (may re-simulate a replay at any level).
+    Operator,
+    /// A seat or spectator token of some session.
+    Participant,
+}
 
 /// What the web routes need from the host.
 #[derive(Clone)]
 pub struct WebOptions {
     /// The games the host runs (replays are re-simulated with them).
     pub registry: GameRegistry,
-    /// Token check for `POST /v1/replays/frames` (re-simulation costs CPU,
-    /// so only the host's callers may ask for it).
+    /// Token check for `POST /v1/replays/frames` and the render route
+    /// (re-simulation costs CPU, so only the host's callers may ask for it;
+    /// levels other than the game's own are the operator's).
     pub authorize: Authorize,
     /// `--bench-reports DIR`: serve the benchmark runs in `DIR` under
     /// `/bench/` (read-only, to anyone who reaches the host).
     pub bench_reports: Option<PathBuf>,
+}
+
+/// The application `gaos serve` runs: the host's own routes, other mounts
+/// (the `/mcp` endpoint) and the pages, all behind the [`guarded`] `Host`
+/// check with the security headers on every response.
+pub fn application(
+    host_routes: axum::Router,
+    mounts: axum::Router,
+    options: WebOptions,
+    check: HostCheck,
+) -> axum::Router {
+    guarded(host_routes.merge(mounts).merge(router(options)), check)
 }
 
 /// The router of the pages, assets and the frames route. It has no fallback

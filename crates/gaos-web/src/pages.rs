@@ -41,8 +41,10 @@ const SHELL: &str = include_str!("../assets/shell.html");
 
 /// The pages are served with a strict content security policy: only this
 /// origin's scripts, styles and connections, no inline script, no frames
-/// but sandboxed ones the page makes itself.
-const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; frame-src 'none'; base-uri 'none'; form-action 'none'";
+/// but sandboxed ones the page makes itself, and shown in no other page's
+/// frame (`frame-ancestors`; `guard.rs` adds `X-Frame-Options` for older
+/// browsers).
+const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; frame-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 fn page(page: Page) -> Response {
     let html = SHELL.replace("{{title}}", page.title()).replace("{{module}}", page.module());

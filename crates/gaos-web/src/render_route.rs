@@ -19,7 +19,7 @@ use gaos_json::Value;
 use gaos_kernel::Game;
 
 use crate::WebOptions;
-use crate::frames_route::{bearer_error, error};
+use crate::frames_route::{bearer_role, error};
 
 /// A view to draw is one position, not a replay.
 const MAX_RENDER_REQUEST_BYTES: usize = 1024 * 1024;
@@ -92,6 +92,9 @@ impl RenderRequest {
 }
 
 fn draw(game: &Arc<dyn Game>, id: &str, request: &RenderRequest) -> Result<String, RenderError> {
+    // One picture's call shares nothing with another caller's (a module's
+    // render gets a module instance of its own).
+    let game = gaos_kernel::isolated(game);
     match game.render(&request.view, request.seat.as_deref()) {
         None => Err(RenderError::NoRenderer(id.to_owned())),
         Some(Err(e)) => Err(RenderError::Failed(e.to_string())),
@@ -100,8 +103,8 @@ fn draw(game: &Arc<dyn Game>, id: &str, request: &RenderRequest) -> Result<Strin
 }
 
 async fn render(State(options): State<WebOptions>, Path(id): Path<String>, headers: HeaderMap, body: Body) -> Response {
-    if let Some(refused) = bearer_error(&options, &headers) {
-        return refused;
+    if let Err(refused) = bearer_role(&options, &headers) {
+        return refused.into_response();
     }
     let Some(game) = options.registry.get(&id) else {
         return RenderError::UnknownGame(id).into_response();

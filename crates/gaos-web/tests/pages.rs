@@ -10,7 +10,7 @@ use gaos_web::{WebOptions, router};
 async fn serve() -> String {
     let options = WebOptions {
         registry: gaos_games::GameRegistry::builtin(),
-        authorize: Arc::new(|t: &str| t == "good"),
+        authorize: Arc::new(|t: &str| (t == "good").then_some(gaos_web::TokenRole::Participant)),
         bench_reports: None,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

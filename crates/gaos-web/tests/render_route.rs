@@ -61,7 +61,11 @@ fn registry() -> GameRegistry {
 }
 
 async fn serve() -> String {
-    let options = WebOptions { registry: registry(), authorize: Arc::new(|t: &str| t == "good"), bench_reports: None };
+    let options = WebOptions {
+        registry: registry(),
+        authorize: Arc::new(|t: &str| (t == "good").then_some(gaos_web::TokenRole::Participant)),
+        bench_reports: None,
+    };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, router(options)).await.unwrap() });

@@ -7,6 +7,7 @@ use super::SessionActor;
 use crate::answers::{Answer, FINALIZE_KEY};
 use crate::envelope::{self, Finalization, Pending};
 use crate::error::HostError;
+use crate::signing::{SIGNING_EXTENSION, chain_extension};
 use crate::storage::{AnswerKind, SessionStatus};
 
 impl SessionActor {
@@ -27,11 +28,14 @@ impl SessionActor {
     /// The envelope `seat` sees now (spectators: the public view).
     pub(super) fn observe(&self, seat: Option<&str>) -> Result<Answer, HostError> {
         let done = self.kernel.is_terminal();
-        let ext = envelope::base_extensions(&self.episode_mark(), &self.finalization());
+        let mut ext = envelope::base_extensions(&self.episode_mark(), &self.finalization());
         let Some(seat) = seat else {
             let tick = envelope::observation(self.kernel.full_view(), Vec::new(), done);
             return Ok(Answer::json(200, &envelope::envelope(&self.id, self.revision(), tick, None, ext)));
         };
+        if let (Some(roster), Some(position)) = (&self.kernel.options().signing, self.kernel.chain_position(seat)) {
+            ext.insert(SIGNING_EXTENSION.into(), chain_extension(roster, &position));
+        }
         let view = self.kernel.observe(seat).map_err(|e| HostError::forbidden(e.to_string()))?;
         let window = self.kernel.window();
         let submitted = window.intents.contains_key(seat);

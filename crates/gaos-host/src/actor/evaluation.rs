@@ -133,16 +133,30 @@ impl SessionActor {
         let check = check_episode_replay(replay, &game_id, plan, &self.resolver(), scorer.as_ref());
         let (score, facts, outcome) = match &check {
             Ok(check) => {
-                let facts =
-                    facts(VerificationState::Verified, check.semantics(), check.evidence_complete(), &check.reasons);
-                (check.score, facts, check.terminal_outcome.clone())
+                let mut reasons = check.reasons.clone();
+                if manifest.submission.require_signed_seats && !check.signed {
+                    reasons.push(
+                        "the manifest requires signed seats (submission.requireSignedSeats), and this \
+                                  episode's moves were not signed"
+                            .into(),
+                    );
+                }
+                let states =
+                    [VerificationState::Verified, check.semantics(), check.evidence_complete(), check.signatures()];
+                (check.score, facts(states, &reasons), check.terminal_outcome.clone())
             }
             Err(why) => {
                 let failed = VerificationState::Failed;
-                (None, facts(failed, failed, failed, std::slice::from_ref(why)), Value::Null)
+                (
+                    None,
+                    facts([failed, failed, failed, VerificationState::Unverified], std::slice::from_ref(why)),
+                    Value::Null,
+                )
             }
         };
-        let publishable = check.as_ref().is_ok_and(|c| c.reasons.is_empty() && c.score.is_some());
+        let signed_ok =
+            |c: &gaos_session::benchmark::ReplayCheck| c.signed || !manifest.submission.require_signed_seats;
+        let publishable = check.as_ref().is_ok_and(|c| c.reasons.is_empty() && c.score.is_some() && signed_ok(c));
         let mut map = obj! {
             "kind" => "official",
             "benchmarkId" => manifest.benchmark.id.clone(),
@@ -190,19 +204,14 @@ impl SessionActor {
 }
 
 /// The RFC-015 facts a host can establish for one episode: `replay`
-/// (re-simulated by the host's verifier), `semantics`, `evidenceComplete`;
-/// `signatures` stay `unverified` (gaos-rs replays carry no seat signatures).
-fn facts(
-    replay: VerificationState,
-    semantics: VerificationState,
-    complete: VerificationState,
-    reasons: &[String],
-) -> Value {
+/// (re-simulated by the host's verifier), `semantics`, `evidenceComplete`,
+/// `signatures` (`verified` for an RFC-010 signed replay, else `unverified`).
+fn facts([replay, semantics, complete, signatures]: [VerificationState; 4], reasons: &[String]) -> Value {
     obj! {
         "replay" => replay.as_str(),
         "semantics" => semantics.as_str(),
         "evidenceComplete" => complete.as_str(),
-        "signatures" => VerificationState::Unverified.as_str(),
+        "signatures" => signatures.as_str(),
         "reasons" => Value::Array(reasons.iter().map(|r| Value::from(r.as_str())).collect()),
     }
     .into()

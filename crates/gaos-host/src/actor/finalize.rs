@@ -134,6 +134,7 @@ impl SessionActor {
         result.insert("status".into(), SessionStatus::Finalized.as_str().into());
         result.insert("outcome".into(), Value::Object(outcome));
         let replay_digest = sha256_hex(replay.as_bytes());
+        let signatures = if self.kernel.is_signed() { Some(crate::signing::signature_report(&replay)?) } else { None };
         if self.config.policy.includes_replay() {
             result.insert("replay".into(), replay.into());
         }
@@ -151,6 +152,9 @@ impl SessionActor {
         ext.insert(gaos_session::EXT_POLICY.into(), gaos_session::PolicyExtension::of(&self.config.policy).to_value());
         if let Some(metadata) = map.get("metadata") {
             ext.insert("gaos.session.metadata".into(), metadata.clone());
+        }
+        if let Some(signatures) = signatures {
+            ext.insert(crate::signing::SIGNATURES_EXTENSION.into(), signatures);
         }
         result.insert("extensions".into(), Value::Object(ext));
         let answer = Answer::json(200, &Value::Object(result));

@@ -197,6 +197,7 @@ impl SessionActor {
             }
         }
         self.publish_lease(&record);
+        self.streams.close_all();
         Ok(Answer::json(200, &wire::value(&wire::Revoked::new(&self.id, reason))))
     }
 

@@ -4,55 +4,10 @@
 //! submitted: the answer holds nothing a seat's own envelope or the public
 //! view does not already tell (the pending envelope names who submitted).
 
-use serde::Serialize;
-
 use super::SessionActor;
 use super::mailbox::SessionSummary;
-use crate::lease::{BEARER_HOLDER, ClaimState};
-
-/// A seat's part in the open window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum WindowPart {
-    /// Its action is in; the window waits for others.
-    Submitted,
-    /// The window waits for this seat.
-    Awaited,
-    /// Not this seat's turn (or the game is over).
-    Idle,
-}
-
-/// Who holds a seat's claim.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum HolderKind {
-    /// A lease-unaware caller acting with the seat token (an implicit claim).
-    Bearer,
-    /// A controller that attached with a lease of its own.
-    Controller,
-}
-
-/// A seat's current claim.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SeatLeaseState {
-    pub state: ClaimState,
-    pub holder: HolderKind,
-    pub expires_at: i64,
-}
-
-/// One seat, as `GET /v1/sessions/{id}/seats` and the session list show it.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SeatState {
-    pub seat: String,
-    pub window: WindowPart,
-    /// `None`: nobody holds the seat.
-    pub lease: Option<SeatLeaseState>,
-    /// The seat's clock-driven progress is stopped (lapsed claim or a
-    /// safety pause).
-    pub paused: bool,
-}
+use crate::lease::BEARER_HOLDER;
+use crate::wire::{HolderKind, SeatLeaseState, SeatState, WindowPart};
 
 impl SessionActor {
     pub(super) fn summary(&self) -> SessionSummary {

@@ -41,6 +41,14 @@ impl Streams {
             spectator: broadcast::channel(STREAM_BUFFER).0,
         }
     }
+
+    /// End every open stream of the session (it was revoked): each channel
+    /// is replaced, so its readers see it closed after what it already
+    /// holds (the revocation's lease event).
+    pub(super) fn close_all(&mut self) {
+        let seats: Vec<String> = self.seats.keys().cloned().collect();
+        *self = Streams::new(&seats);
+    }
 }
 
 impl SessionActor {

@@ -5,10 +5,10 @@
 use std::sync::Arc;
 
 use super::Host;
-use crate::actor::ActorHandle;
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, SessionHome};
 use crate::config::SessionConfig;
 use crate::error::HostError;
+use crate::metrics::Metrics;
 
 impl Host {
     /// The cluster this host is a member of (`--store postgres://…`).
@@ -20,17 +20,14 @@ impl Host {
     pub fn node_id(&self) -> &str {
         &self.inner.options.node_id
     }
+}
 
-    /// Whether a live actor of `session_id` runs here (loaded, and not
-    /// stopped after a failed or fenced write).
-    pub fn serves_locally(&self, session_id: &str) -> bool {
+impl SessionHome for Host {
+    fn serves_locally(&self, session_id: &str) -> bool {
         self.sessions_read().get(session_id).and_then(|slot| slot.get()).is_some_and(|h| !h.is_stopped())
     }
 
-    /// Drop this host's actor of `session_id`, if any: its session may have
-    /// moved. The actor ends once no request holds its handle (a write it
-    /// still tries is fenced by the store).
-    pub fn forget_session(&self, session_id: &str) {
+    fn forget_session(&self, session_id: &str) {
         let mut sessions = self.sessions_write();
         if sessions.remove(session_id).is_some() {
             self.inner.metrics.set_session_slots(sessions.len());
@@ -38,9 +35,7 @@ impl Host {
         }
     }
 
-    /// Drop every session in memory (this host's membership lapsed).
-    /// Returns how many there were.
-    pub fn forget_all_sessions(&self) -> usize {
+    fn forget_all_sessions(&self) -> usize {
         let dropped: Vec<String> = {
             let mut sessions = self.sessions_write();
             let ids = sessions.keys().cloned().collect();
@@ -54,10 +49,7 @@ impl Host {
         dropped.len()
     }
 
-    /// Refuse to claim a session whose game (module) this host does not
-    /// serve the same way: every host of a cluster must load the same
-    /// modules, byte for byte.
-    pub(crate) fn check_module_of(&self, session_id: &str, stored_config: &str) -> Result<(), HostError> {
+    fn check_module_of(&self, session_id: &str, stored_config: &str) -> Result<(), HostError> {
         let Ok(config) =
             gaos_json::parse(stored_config).map_err(|e| e.to_string()).and_then(|v| SessionConfig::from_value(&v))
         else {
@@ -77,9 +69,14 @@ impl Host {
         crate::games::check_module(self.registry(), session_id, &config.game, config.module_sha256.as_deref())
     }
 
-    /// Load a session this host just claimed (the sweep's adoption), so
-    /// its timers run.
-    pub(crate) async fn load_owned(&self, session_id: &str) -> Result<ActorHandle, HostError> {
-        self.session(session_id).await
+    fn metrics(&self) -> &Metrics {
+        &self.inner.metrics
+    }
+
+    fn load_owned<'a>(
+        &'a self,
+        session_id: &'a str,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), HostError>> + Send + 'a>> {
+        Box::pin(async move { self.session(session_id).await.map(drop) })
     }
 }

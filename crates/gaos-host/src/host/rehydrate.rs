@@ -7,8 +7,18 @@ use std::sync::Arc;
 use gaos_kernel::{DynReducer, HistoryLookup, KernelCheckpoint, KernelOptions, SessionEvent, SessionKernel};
 
 use crate::actor::{RestoredFrom, StoreHistory};
+use gaos_session::ErrorCode;
+
 use crate::error::HostError;
 use crate::storage::{StoreReader, StoredCheckpoint, StoredEvent};
+
+/// The code of a session whose game no longer reproduces its stored
+/// transcript (another result, view or digest on re-simulation): a
+/// non-deterministic game module, or changed rules under the same digest.
+/// The session is revoked, as the restart pass does (`revocation.rs`).
+fn rehydrate_failed(message: String) -> HostError {
+    HostError::new(ErrorCode::RehydrateFailed, message)
+}
 
 /// What a load read from the store (blocking).
 pub(super) struct StoredLog {
@@ -45,7 +55,7 @@ pub(super) fn rebuild(
     let tail = parsed.len();
     let Some(stored) = log.checkpoint else {
         let kernel = SessionKernel::rehydrate(options, None, parsed)
-            .map_err(|e| HostError::internal(format!("session {id} failed to rehydrate: {e}")))?;
+            .map_err(|e| rehydrate_failed(format!("session {id} failed to rehydrate: {e}")))?;
         tracing::info!(session = %id, events = tail, cursor = kernel.cursor(), "session rehydrated");
         return Ok((kernel, None));
     };
@@ -61,7 +71,7 @@ pub(super) fn rebuild(
         .map_err(|e| HostError::internal(format!("the stored checkpoint of {id} is unreadable: {e}")))?;
     let history: Arc<dyn HistoryLookup> = Arc::new(StoreHistory { reader, session_id: id.to_owned() });
     let kernel = SessionKernel::restore(options, &checkpoint, parsed, Some(history)).map_err(|e| {
-        HostError::internal(format!(
+        rehydrate_failed(format!(
             "session {id} failed to restore from its checkpoint at transition {}: {e}",
             stored.transition_revision
         ))

@@ -81,7 +81,7 @@ impl Host {
             .find(|(k, _)| *k == SessionStateKey::Leases)
             .and_then(|(_, v)| LeaseBook::from_json(&v).ok())
             .unwrap_or_default();
-            match self.session(&record.id).await {
+            match self.session_as_loaded(&record.id).await {
                 Ok(_) => {
                     for (seat, lease) in &book.seats {
                         if let Some(claim) = &lease.current {

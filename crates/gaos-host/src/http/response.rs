@@ -36,7 +36,7 @@ impl IntoResponse for HostError {
         let mut response = json_response(self.status, &self.body());
         if self.code == gaos_session::ErrorCode::Fenced {
             // The routing layer of a cluster routes the request again.
-            response.extensions_mut().insert(crate::cluster::FencedHere);
+            response.extensions_mut().insert(super::FencedHere);
         }
         response
     }

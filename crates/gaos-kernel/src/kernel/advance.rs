@@ -145,26 +145,81 @@ where
                         format!("target {target} is behind the open tick {tick}"),
                     ));
                 }
+                // A tick-bounded timeout policy (signed sessions): an
+                // incomplete window waits for its deadline, then only a
+                // timeout resolves it.
+                let bounded = self.tick_timeout_window().filter(|_| !draft.window.is_complete());
+                if let Some(window_ticks) = bounded
+                    && target >= tick + window_ticks
+                {
+                    return Err(KernelError::advance(
+                        AdvanceCode::NotReady,
+                        format!("the open window reached tick {}; prepare_timeout is required", tick + window_ticks),
+                    ));
+                }
                 if target - tick > self.limits.max_future_ticks {
                     return Err(KernelError::advance(
                         AdvanceCode::InvalidTarget,
                         format!("target {target} is more than maxFutureTicks {} ahead", self.limits.max_future_ticks),
                     ));
                 }
+                if bounded.is_some() {
+                    return Ok(self.noop_advance());
+                }
                 let requested = target - tick + 1;
                 let count = requested.min(self.limits.max_catch_up_ticks);
                 partial = requested > count;
-                for _ in 0..count {
+                for i in 0..count {
                     let cause =
                         if draft.window.is_complete() { ResolutionCause::Complete } else { ResolutionCause::Tick };
                     self.resolve_once(&mut draft, cause, None)?;
                     if draft.terminal || draft.rejected {
                         break;
                     }
+                    if self.tick_timeout_window().is_some() && !draft.window.is_complete() {
+                        partial |= i + 1 < count;
+                        break;
+                    }
                 }
             }
         }
         self.finish_advance(draft, partial)
+    }
+
+    /// An advance with nothing to do (a bounded window before its deadline):
+    /// no events, `base == next`.
+    fn noop_advance(&self) -> Prepared<R::State> {
+        let summary = AdvanceSummary {
+            resolutions: 0,
+            partial: false,
+            cursor: self.live.cursor,
+            tick: self.live.tick,
+            digest: self.digest(),
+            deltas: Vec::new(),
+            rejections: Vec::new(),
+            warnings: Vec::new(),
+        };
+        self.prepared(
+            self.live.transition_revision,
+            Vec::new(),
+            Vec::new(),
+            PreparedResult::Advance(summary),
+            Patch::Noop,
+        )
+    }
+
+    /// `windowTicks` of the tick-bounded timeout policy, which the kernel
+    /// enforces in signed sessions (kernel spec §4.1, §4.10).
+    pub(super) fn tick_timeout_window(&self) -> Option<u64> {
+        self.options.signing.as_ref()?;
+        self.options.timeout_policy.as_ref()?.get("windowTicks")?.as_u64()
+    }
+
+    /// `nextDeadline()`: `tick + windowTicks` while a tick-bounded window is
+    /// incomplete, else none.
+    pub fn next_deadline(&self) -> Option<u64> {
+        let window_ticks = self.tick_timeout_window()?;
+        (!self.live.window.is_complete() && !self.is_terminal()).then_some(self.live.tick + window_ticks)
     }
 
     pub(super) fn finish_advance(

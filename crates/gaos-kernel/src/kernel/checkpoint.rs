@@ -103,6 +103,13 @@ where
 
     fn checkpoint_document(&self, compacted: bool) -> Result<KernelCheckpoint, KernelError> {
         let live = &self.live;
+        if live.chains.is_some() {
+            // Checkpoint 1.0 has no place for the seats' chain heads.
+            return Err(refuse(
+                CheckpointCode::Unsupported,
+                "a signed session keeps its whole log (checkpoint 1.0 cannot carry the seats' chain heads)",
+            ));
+        }
         let Some(reducer_state) = self.options.reducer.encode_state(&live.state) else {
             return Err(refuse(
                 CheckpointCode::Unsupported,

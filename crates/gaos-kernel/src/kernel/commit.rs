@@ -192,6 +192,11 @@ where
             }
         }
         if !events.is_empty() {
+            if let Some(chains) = &mut live.chains {
+                for event in &events {
+                    chains.absorb(&self.options.session_id, &event.body);
+                }
+            }
             live.transition_revision = next;
             live.events.extend(events);
         }

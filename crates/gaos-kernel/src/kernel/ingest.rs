@@ -1,8 +1,8 @@
 //! Ingest: the reference check order of `prepareIngest` (kernel spec
 //! §4.8), batches of ingests and receipts.
 
+use crate::receipt::{IngestReceipt, ReceiptStatus};
 use gaos_json::{Value, canonical_json};
-use serde::{Deserialize, Serialize};
 
 use super::SessionKernel;
 use super::commit::{IngestPatch, Patch};
@@ -15,46 +15,6 @@ use crate::game::CommandContext;
 use crate::options::Cadence;
 use crate::protocol::{CommandSubmission, Intent, PROTOCOL_ID, PROTOCOL_VERSION, validate_intent_submission};
 use crate::reducer::TickReducer;
-
-/// Whether an ingest was taken (`accepted`) or answered from the receipt of
-/// an earlier identical submission (`duplicate`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ReceiptStatus {
-    Accepted,
-    Duplicate,
-}
-
-impl ReceiptStatus {
-    /// `accepted` or `duplicate`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReceiptStatus::Accepted => "accepted",
-            ReceiptStatus::Duplicate => "duplicate",
-        }
-    }
-}
-
-/// `IngestReceipt`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct IngestReceipt {
-    /// `"accepted"` or `"duplicate"`.
-    pub status: ReceiptStatus,
-    pub participant_id: String,
-    pub submission_id: String,
-    pub cursor: u64,
-    pub tick: u64,
-    pub submitted_participants: Vec<String>,
-    pub awaiting_participants: Vec<String>,
-    pub resolved: bool,
-}
-
-impl IngestReceipt {
-    pub fn is_duplicate(&self) -> bool {
-        self.status == ReceiptStatus::Duplicate
-    }
-}
 
 #[derive(Debug, Clone)]
 pub(super) struct StoredReceipt {
@@ -172,6 +132,8 @@ where
             ));
         }
         let canonical_command = canonical_json(command);
+        // 2. signed sessions: the chain fields' shapes
+        self.check_chain_shape(sub.client_time.as_ref(), sub.prev_chain_hash.as_ref(), sub.sig.as_ref())?;
         // 3. retained receipt
         if let Some(submission_id) = &sub.submission_id {
             let key = identity_key(&sub.participant_id, submission_id);
@@ -209,6 +171,15 @@ where
                 sub.participant_id
             )));
         }
+        // 6b. signed sessions: the seat's chain and the signature
+        let signed = self.check_chain_link(
+            &sub.participant_id,
+            &submission_id,
+            &canonical_command,
+            sub.client_time.as_ref(),
+            sub.prev_chain_hash.as_ref(),
+            sub.sig.as_ref(),
+        )?;
         // 7. action
         let ctx = CommandContext {
             session_id: &self.options.session_id,
@@ -225,6 +196,7 @@ where
             })
         })?;
         self.check_action_commitments(&sub.participant_id, &action)?;
+        self.check_signing_tier(&sub.participant_id, signed, &action)?;
         // 8. game validation
         self.options.reducer.validate_command(&self.live.state, &sub.participant_id, &action).map_err(|e| {
             KernelError::Intent(IntentError {

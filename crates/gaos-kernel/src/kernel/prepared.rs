@@ -4,9 +4,9 @@ use gaos_json::Value;
 
 use super::advance::AdvanceSummary;
 use super::commit::Patch;
-use super::ingest::IngestReceipt;
 use crate::event::SessionEvent;
 use crate::observation::ObservationDelta;
+use crate::receipt::IngestReceipt;
 
 /// What a prepared transition will report when committed.
 #[derive(Debug, Clone, PartialEq)]

@@ -302,6 +302,8 @@ mod tests {
             timeout_to_action: None,
             limits: SessionLimits::default(),
             state_isolation: None,
+            signing: None,
+            timeout_policy: None,
         })
         .expect("valid options")
     }

@@ -15,7 +15,7 @@ use gaos_json::{Value, canonical_json};
 
 use super::SessionKernel;
 use super::derive::Derived;
-use super::ingest::{IngestReceipt, ReceiptStatus, StoredReceipt, identity_key};
+use super::ingest::{StoredReceipt, identity_key};
 use super::resolve::RejectionRecord;
 use crate::action::SubmittedAction;
 use crate::audit::validate_timeout_audit;
@@ -28,6 +28,7 @@ use crate::event::{
 use crate::game::{CommandContext, TimeoutInput};
 use crate::options::KernelOptions;
 use crate::protocol::Intent;
+use crate::receipt::{IngestReceipt, ReceiptStatus};
 use crate::reducer::TickReducer;
 
 /// `eventId == sessionId:transitionRevision:index`, checked without allocating.
@@ -113,6 +114,9 @@ where
             last_revision = event.transition_revision;
             let previous = i.checked_sub(1).map(|p| &events[p]);
             self.replay_event(i, event, previous, final_cursor)?;
+            if let Some(chains) = &mut self.live.chains {
+                chains.absorb(&self.options.session_id, &event.body);
+            }
         }
         self.live.transition_revision = last_revision;
         Ok(())
@@ -214,6 +218,16 @@ where
             }
             // Audited as a whole before replay (`validate_timeout_audit`).
             EventBody::Timeout { .. } => Ok(()),
+            EventBody::SeatSignature { tick, participant_id, client_time, prev_chain_hash, sig } => {
+                let input = super::SeatSignatureInput {
+                    participant_id: participant_id.clone(),
+                    tick: *tick,
+                    client_time: *client_time,
+                    prev_chain_hash: prev_chain_hash.clone(),
+                    sig: sig.clone(),
+                };
+                self.prepare_seat_signature(&input).map(drop).map_err(|e| bad(i, e.to_string()))
+            }
         }
     }
 
@@ -247,6 +261,21 @@ where
         let key = identity_key(&seat, &intent.submission_id);
         if self.live.accepted.contains(&key) {
             return Err(bad(i, "a submission identity was accepted twice"));
+        }
+        // A signed session's link is checked as at ingest: fields, head, signature.
+        if self.is_signed() {
+            self.check_chain_shape(intent.client_time.as_ref(), intent.prev_chain_hash.as_ref(), intent.sig.as_ref())
+                .and_then(|()| {
+                    self.check_chain_link(
+                        &seat,
+                        &intent.submission_id,
+                        &canonical,
+                        intent.client_time.as_ref(),
+                        intent.prev_chain_hash.as_ref(),
+                        intent.sig.as_ref(),
+                    )
+                })
+                .map_err(|e| bad(i, e.to_string()))?;
         }
         let ctx = CommandContext {
             session_id: &self.options.session_id,

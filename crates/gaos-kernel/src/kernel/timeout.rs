@@ -70,16 +70,28 @@ where
                 None => return Err(KernelError::type_error("timeoutPolicyRef must be a non-empty string")),
             },
         };
-        // (2) the tick rule (no tick policy: the open tick). A tick that is
-        // not a safe integer (or not a number at all) is stale too.
+        // (2) the tick rule (no tick policy: the open tick; a tick-bounded
+        // policy: the reference names the policy and the tick is the window's
+        // deadline). A tick that is not a safe integer is stale too.
         let tick = map.get("tick").and_then(Value::as_f64).filter(|t| gaos_json::is_safe_integer(*t));
-        if tick != Some(self.live.tick as f64) {
+        let expected_tick = match self.tick_timeout_window() {
+            None => self.live.tick,
+            Some(window_ticks) => {
+                if timeout_policy_ref.as_deref() != Some(crate::game::TIMEOUT_POLICY_REF) {
+                    return Err(KernelError::conflict(format!(
+                        "timeoutPolicyRef must be {}",
+                        crate::game::TIMEOUT_POLICY_REF
+                    )));
+                }
+                self.live.cursor + window_ticks
+            }
+        };
+        if tick != Some(expected_tick as f64) {
             return Err(KernelError::advance(
                 AdvanceCode::StaleTarget,
                 format!(
-                    "timeout tick {} is not the open tick {}",
+                    "timeout tick {} is not the expected tick {expected_tick}",
                     canonical_or_missing(map.get("tick")),
-                    self.live.tick
                 ),
             ));
         }
@@ -101,7 +113,7 @@ where
         };
         let input = TimeoutInput {
             timeout_id: timeout_id.to_owned(),
-            tick: self.live.tick as f64,
+            tick: expected_tick as f64,
             participant_id,
             reason: reason.to_owned(),
             timeout_policy_ref,
@@ -117,6 +129,9 @@ where
                     return Err(KernelError::conflict("the forced input differs from the game's timeout mapping"));
                 }
                 mapped
+            }
+            None if self.is_signed() => {
+                return Err(KernelError::conflict("signed sessions require timeoutToAction for timeout transitions"));
             }
             None => match forced_input {
                 Some(forced @ Value::Object(_)) => forced.clone(),
@@ -169,7 +184,7 @@ where
         let timeout = input;
         let mut draft = self.start_draft();
         draft.bodies.push(EventBody::Timeout {
-            tick: self.live.tick,
+            tick: expected_tick,
             timeout_id: timeout.timeout_id.clone(),
             window_ref: self.live.cursor,
             participant_id: timeout.participant_id.clone(),

@@ -228,6 +228,15 @@ fn finalize_segment(
                 r.insert("record".into(), Value::Object(body.clone()));
                 r
             }
+            EventBody::SeatSignature { tick, participant_id, client_time, prev_chain_hash, sig } => {
+                let mut r = record("seat-signature", event, host);
+                r.insert("tick".into(), (*tick).into());
+                r.insert("participantId".into(), participant_id.clone().into());
+                r.insert("clientTime".into(), (*client_time).into());
+                r.insert("prevChainHash".into(), prev_chain_hash.clone().into());
+                r.insert("sig".into(), sig.clone().into());
+                r
+            }
             EventBody::Checkpoint { tick, digest } => {
                 let mut r = record("checkpoint", event, host);
                 r.insert("tick".into(), (*tick).into());

@@ -8,6 +8,42 @@ use crate::action::{ActionTarget, CommitEnvelope, RevealEnvelope, SubmittedActio
 use crate::event::{ResolutionCause, SeedPolicy};
 use crate::game::GameRef;
 use crate::replay::format::FormatVersion;
+use crate::signing::Roster;
+
+/// The RFC-010 chain fields of a submission as recorded (1.2+ replays keep
+/// them all together or not at all; `sig` needs the other two).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ChainFields {
+    /// `clientTime`.
+    pub client_time: Option<u64>,
+    /// `prevChainHash` (canonical base64 of 32 bytes).
+    pub prev_chain_hash: Option<Box<str>>,
+    /// `sig` (canonical base64 of 64 bytes).
+    pub sig: Option<Box<str>>,
+}
+
+impl ChainFields {
+    /// The fields of `map`; `None` when it has none of them.
+    pub(crate) fn of(map: &Map) -> Option<Box<Self>> {
+        Self::read(map.get("clientTime"), map.get("prevChainHash"), map.get("sig"))
+    }
+
+    pub(crate) fn read(
+        client_time: Option<&Value>,
+        prev_chain_hash: Option<&Value>,
+        sig: Option<&Value>,
+    ) -> Option<Box<Self>> {
+        if client_time.is_none() && prev_chain_hash.is_none() && sig.is_none() {
+            return None;
+        }
+        let text = |v: Option<&Value>| v.and_then(Value::as_str).map(Box::<str>::from);
+        Some(Box::new(ChainFields {
+            client_time: client_time.and_then(Value::as_u64),
+            prev_chain_hash: text(prev_chain_hash),
+            sig: text(sig),
+        }))
+    }
+}
 
 /// Status of a finished level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,6 +116,7 @@ pub struct InputView {
     pub(crate) canonical_command: Option<Box<str>>,
     pub(crate) cursor: Option<u64>,
     pub(crate) details: Option<Box<InputDetails>>,
+    pub(crate) chain: Option<Box<ChainFields>>,
 }
 
 /// The fields most inputs do not have.
@@ -125,6 +162,11 @@ impl InputView {
     /// `cursor`, when it is a non-negative integer.
     pub fn cursor(&self) -> Option<u64> {
         self.cursor
+    }
+
+    /// The RFC-010 chain fields, when recorded.
+    pub fn chain(&self) -> Option<&ChainFields> {
+        self.chain.as_deref()
     }
 
     /// Whether this is a user input (it carries a submission id).
@@ -220,6 +262,8 @@ pub struct CommitMismatchView {
     pub canonical_command: Option<String>,
     /// The refused submission's cursor, when recorded.
     pub cursor: Option<u64>,
+    /// Its RFC-010 chain fields, when recorded.
+    pub chain: Option<Box<ChainFields>>,
 }
 
 /// An `interaction` record (1.4, RFC-020).
@@ -235,6 +279,10 @@ pub struct InteractionView {
     pub submission_id: String,
     /// The command.
     pub command: Value,
+    /// `canonicalCommand`, when it is a string.
+    pub canonical_command: Option<String>,
+    /// Its RFC-010 chain fields, when recorded.
+    pub chain: Option<Box<ChainFields>>,
 }
 
 /// What a record is.
@@ -268,13 +316,23 @@ pub enum RecordBody {
         tick: u64,
         /// The attesting seat.
         participant_id: String,
+        /// `clientTime`, `prevChainHash` (the head it signs) and `sig`.
+        chain: Option<Box<ChainFields>>,
     },
-    /// An RFC-010 interest declaration (not replayed).
+    /// An RFC-010 interest declaration (not replayed, but a chain link).
     Interest {
         /// Tick.
         tick: u64,
         /// The declaring seat.
         participant_id: String,
+        /// Its submission id.
+        submission_id: String,
+        /// `canonicalCommand`, when it is a string.
+        canonical_command: Option<String>,
+        /// `cursor`, when recorded.
+        cursor: Option<u64>,
+        /// Its chain fields.
+        chain: Option<Box<ChainFields>>,
     },
     /// An RFC-020 interaction.
     Interaction(InteractionView),
@@ -333,6 +391,9 @@ pub struct ReplayView {
     pub timeout_window_ticks: Option<u64>,
     /// Whether the header declares RFC-010 seat keys (a signed replay).
     pub signed: bool,
+    /// The signing roster of a signed 1.2+ replay (`header.seatKeys` with
+    /// `signaturePolicy`).
+    pub roster: Option<Roster>,
     /// `header.extensions`.
     pub extensions: Option<Map>,
     /// Grouped records (`true`) or a legacy action-only body (`false`).

@@ -33,12 +33,11 @@ mod keys;
 mod records;
 
 pub use crate::replay::model::{
-    CommitMismatchView, InputView, InteractionView, LevelResultView, LevelStatus, LevelView, RecordBody, RecordView,
-    ReplayView, ResolutionView, TimeoutView, TotalsView,
+    ChainFields, CommitMismatchView, InputView, InteractionView, LevelResultView, LevelStatus, LevelView, RecordBody,
+    RecordView, ReplayView, ResolutionView, TimeoutView, TotalsView,
 };
 
-/// `timeoutPolicyRef` of timeouts governed by `header.timeoutPolicy`.
-pub const TIMEOUT_POLICY_REF: &str = "header.timeoutPolicy";
+pub use crate::game::TIMEOUT_POLICY_REF;
 /// The only `extensions.dmath.algorithm` a replay may declare.
 pub const DMATH_ALGORITHM: &str = crate::dmath::DMATH_ALGORITHM;
 /// `signaturePolicy.scheme` of RFC-010 signed replays.

@@ -17,9 +17,14 @@
 //!    recomputes every checkpoint digest and checks the kernel's window
 //!    invariants (tick == cursor, participants, causes, timeout adjacency).
 //!
-//! Verdicts: `malformed` (parse/structure), `rejected` (recheck found a
-//! problem), `unverifiable` (no game for the replay, or records this verifier
-//! cannot replay), `accepted-unsigned`.
+//! 4. **signatures** — a replay declaring an RFC-010 roster (`seatKeys` +
+//!    `signaturePolicy`, 1.2+) has every seat's chain reproduced and every
+//!    signature and signing policy checked ([`signatures`], no game code).
+//!
+//! Verdicts: `malformed` (parse/structure), `rejected` (recheck, or the
+//! signature check, found a problem), `unverifiable` (no game for the replay,
+//! or records this verifier cannot replay), `accepted-signed` (a signed
+//! replay whose signatures are complete and valid), `accepted-unsigned`.
 //!
 //! Decisions where the reference leaves room (or that go beyond it):
 //! - The game must be registered under exactly the replay's game and adapter
@@ -36,8 +41,10 @@
 //!   rechecked from its `canonicalCommand` when the game maps it to a reveal.
 //! - `interaction` records need the game's RFC-020 command classifier, which
 //!   [`Game`] does not have: such replays are `unverifiable`.
-//! - RFC-010 signatures are not checked: a replay declaring seat keys is
-//!   judged as an unsigned one (a note says so).
+//! - A signature problem rejects a replay whose re-simulation passed (stage
+//!   `signatures`) and one whose game is unknown (a forged signature is
+//!   decisive without the game); a re-simulation problem wins (stage
+//!   `recheck`, the signature problems appended).
 //! - Strict mode: the bytes are canonical JSONL, explicit-seed levels use the
 //!   header seed, each checkpoint's tick and kernel digest (§1.4, over the
 //!   game's declared seats) match the re-simulation, resolution ticks and
@@ -62,6 +69,9 @@ use crate::commitment::CommitmentBook;
 mod checks;
 mod commitments;
 mod recheck;
+pub mod signatures;
+
+pub use signatures::{SeatSignatureReport, SignatureReport, SignatureState, check_signatures};
 
 pub use crate::digest::kernel_digest;
 use crate::event::SeedPolicy;
@@ -146,6 +156,20 @@ pub struct VerifyOptions {
     /// Also require canonical bytes, recompute checkpoint digests and check
     /// the kernel's window invariants (what a conforming kernel writes).
     pub strict: bool,
+    /// Recompute every checkpoint record's digest (over every seat's view)
+    /// without the other strict rules: a replay whose views differ on
+    /// re-simulation is rejected, as a game module that keeps state between
+    /// calls would make it. The verifiers of record (benchmark verification,
+    /// official evaluation, the replay viewer, `replay verify --adapter`)
+    /// set it; the reference verifier does not look at checkpoints.
+    pub checkpoints: bool,
+}
+
+impl VerifyOptions {
+    /// The options of a verifier of record: checkpoint digests compared.
+    pub fn of_record() -> VerifyOptions {
+        VerifyOptions { strict: false, checkpoints: true }
+    }
 }
 
 /// What to verify: file bytes, text, or an artifact already in memory.
@@ -197,6 +221,9 @@ pub enum Verdict {
     Unverifiable,
     /// No problem found; unsigned, so this is the best verdict it can get.
     AcceptedUnsigned,
+    /// No problem found, and every submission of every seat is on its
+    /// reproduced chain and covered by a valid signature of the seat's key.
+    AcceptedSigned,
 }
 
 impl Verdict {
@@ -207,6 +234,7 @@ impl Verdict {
             Verdict::Rejected => "rejected",
             Verdict::Unverifiable => "unverifiable",
             Verdict::AcceptedUnsigned => "accepted-unsigned",
+            Verdict::AcceptedSigned => "accepted-signed",
         }
     }
 }
@@ -231,16 +259,19 @@ pub enum Stage {
     /// (`gaos_session::replay_receipts`) after an accepted re-simulation;
     /// this crate's verifier never stops here.
     Receipts,
+    /// RFC-010 signatures and chains ([`check_signatures`]).
+    Signatures,
 }
 
 impl Stage {
-    /// `parse`, `structure`, `recheck` or `receipts`.
+    /// `parse`, `structure`, `recheck`, `receipts` or `signatures`.
     pub fn as_str(self) -> &'static str {
         match self {
             Stage::Parse => "parse",
             Stage::Structure => "structure",
             Stage::Recheck => "recheck",
             Stage::Receipts => "receipts",
+            Stage::Signatures => "signatures",
         }
     }
 }
@@ -284,16 +315,52 @@ pub struct VerifyReport {
     pub levels: Vec<ReplayedLevel>,
     /// Resolutions re-simulated in total.
     pub resolutions: u64,
+    /// The RFC-010 signature report (`None` when the replay did not parse;
+    /// state `unsigned` for a replay without a roster).
+    pub signatures: Option<SignatureReport>,
 }
 
 impl VerifyReport {
     fn stopped(verdict: Verdict, stage: Stage, problems: ProblemList) -> Self {
-        VerifyReport { verdict, stage: Some(stage), problems, notes: Vec::new(), levels: Vec::new(), resolutions: 0 }
+        VerifyReport {
+            verdict,
+            stage: Some(stage),
+            problems,
+            notes: Vec::new(),
+            levels: Vec::new(),
+            resolutions: 0,
+            signatures: None,
+        }
     }
 
-    /// Whether the verdict is `accepted-unsigned`.
+    /// Whether the verdict is `accepted-unsigned` or `accepted-signed`.
     pub fn is_accepted(&self) -> bool {
-        self.verdict == Verdict::AcceptedUnsigned
+        matches!(self.verdict, Verdict::AcceptedUnsigned | Verdict::AcceptedSigned)
+    }
+
+    /// Fold the signature report into the verdict.
+    fn with_signatures(mut self, report: SignatureReport, signed: bool) -> Self {
+        if signed && !report.is_signed() {
+            let mut problems = ProblemList::new();
+            for ((line, seat), message) in report.sites.iter().zip(&report.problems) {
+                problems.at(*line, format!("signatures of seat {seat}"), message.clone());
+            }
+            if report.problems.is_empty() {
+                problems.at(1, "header.seatKeys", "the signatures are incomplete (state partial)");
+            }
+            match self.verdict {
+                Verdict::Rejected => self.problems.extend(problems),
+                _ => {
+                    self.verdict = Verdict::Rejected;
+                    self.stage = Some(Stage::Signatures);
+                    self.problems = problems;
+                }
+            }
+        } else if signed && self.verdict == Verdict::AcceptedUnsigned {
+            self.verdict = Verdict::AcceptedSigned;
+        }
+        self.signatures = Some(report);
+        self
     }
 }
 
@@ -355,10 +422,13 @@ fn verify_view(
             return VerifyReport::stopped(Verdict::Malformed, Stage::Structure, problems);
         }
     }
+    let signatures = check_signatures(view);
+    let signed = view.roster.is_some() && view.version.has_integrity_rules();
     let unverifiable = |message: String| {
         let mut problems = ProblemList::new();
         problems.at(1, "header.game", message);
         VerifyReport::stopped(Verdict::Unverifiable, Stage::Recheck, problems)
+            .with_signatures(signatures.clone(), signed)
     };
     let wanted = &view.game;
     let Some(game) = resolver.resolve(wanted) else {
@@ -382,7 +452,7 @@ fn verify_view(
             wanted.adapter.version
         ));
     }
-    Recheck::new(view, game, resolver, options.strict).run()
+    Recheck::new(view, game, resolver, *options).run().with_signatures(signatures, signed)
 }
 
 fn number(x: Option<f64>) -> String {
@@ -463,6 +533,8 @@ struct Recheck<'v> {
     seats: Vec<String>,
     sorted_seats: Vec<String>,
     strict: bool,
+    /// Compare checkpoint digests ([`VerifyOptions::checkpoints`]; strict does too).
+    checkpoints: bool,
     problems: ProblemList,
     unverifiable: ProblemList,
     notes: Vec<String>,

@@ -69,5 +69,7 @@ pub fn test_kernel_options<R: TickReducer>(session: &str, game: &str, reducer: R
         timeout_to_action: None,
         limits: SessionLimits::default(),
         state_isolation: None,
+        signing: None,
+        timeout_policy: None,
     }
 }

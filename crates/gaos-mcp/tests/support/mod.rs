@@ -96,6 +96,7 @@ impl TestHost {
             seat_token: created.seat_token(seat),
             lease,
             keep_alive: false,
+            signing_key: None,
         })
         .await
     }

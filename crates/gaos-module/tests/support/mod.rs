@@ -18,7 +18,11 @@ pub fn fixture(name: &str) -> PathBuf {
 
 /// Small limits, so the bound tests finish quickly.
 pub fn test_limits() -> ModuleLimits {
-    ModuleLimits { call_time_limit: Duration::from_millis(200), memory_limit_bytes: 16 * 1024 * 1024 }
+    ModuleLimits {
+        call_time_limit: Duration::from_millis(200),
+        memory_limit_bytes: 16 * 1024 * 1024,
+        ..ModuleLimits::default()
+    }
 }
 
 pub fn load(name: &str) -> ModuleGame {

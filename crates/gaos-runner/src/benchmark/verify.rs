@@ -130,14 +130,15 @@ impl EpisodeVerifier for ReplayEpisodeVerifier<'_> {
             Ok(check) => check,
             Err(why) => return EpisodeVerification::failed(why),
         };
+        let signatures = check.signatures();
         EpisodeVerification {
             replay_valid: true,
             score: check.score,
             semantics: check.semantics(),
             evidence_complete: check.evidence_complete(),
             terminal_outcome: check.terminal_outcome,
-            // gaos-rs replays carry no seat signatures.
-            signatures: VerificationState::Unverified,
+            // Verified for an RFC-010 signed replay (accepted-signed).
+            signatures,
             reasons: check.reasons,
         }
     }

@@ -4,7 +4,8 @@
 //! episode scored.
 //!
 //! The replay must be accepted by the kernel's verifier (re-simulated with
-//! the game the resolver finds; any attach receipts it carries verify), belong to the episode (the benchmark's
+//! the game the resolver finds, checkpoint digests recomputed; any attach
+//! receipts it carries verify), belong to the episode (the benchmark's
 //! game, the plan's seed and the task's level) and end in a terminal
 //! result; the score is the manifest's plugin applied to the re-simulated
 //! terminal outcome, never to a carried one.
@@ -62,9 +63,19 @@ pub struct ReplayCheck {
     /// Why the replay does not belong to the episode or could not be
     /// scored (empty: the semantics hold).
     pub reasons: Vec<String>,
+    /// The replay is RFC-010 signed and every seat's signatures verified
+    /// (`accepted-signed`).
+    pub signed: bool,
 }
 
 impl ReplayCheck {
+    /// The signatures fact: `verified` for a signed replay whose every
+    /// seat's chain and signatures check out, `unverified` for an unsigned
+    /// one (a signed replay that fails its check never gets here).
+    pub fn signatures(&self) -> VerificationState {
+        if self.signed { VerificationState::Verified } else { VerificationState::Unverified }
+    }
+
     /// The semantics fact: re-simulated, of this episode, scored.
     pub fn semantics(&self) -> VerificationState {
         VerificationState::from_check(self.reasons.is_empty())
@@ -131,7 +142,10 @@ pub fn check_episode_replay(
     resolver: &dyn GameResolver,
     scorer: &dyn ScoringPlugin,
 ) -> Result<ReplayCheck, String> {
-    let report = verify_session_replay(text, resolver, &VerifyOptions::default());
+    // Checkpoint digests too: a game (module) whose views differ on
+    // re-simulation does not get a verified score.
+    let report = verify_session_replay(text, resolver, &VerifyOptions::of_record());
+    let signed = report.verdict == gaos_kernel::replay::Verdict::AcceptedSigned;
     if !report.is_accepted() {
         let mut why = format!("replay verification: {}", report.verdict);
         if let Some(stage) = report.stage {
@@ -163,5 +177,5 @@ pub fn check_episode_replay(
             None
         }
     };
-    Ok(ReplayCheck { terminal_outcome: outcome, score, complete, reasons })
+    Ok(ReplayCheck { terminal_outcome: outcome, score, complete, reasons, signed })
 }

@@ -146,6 +146,18 @@ pub fn send(
     }
 }
 
+/// Send `bytes` as they are (a whole request, head and body, of the
+/// caller's making: a `Host` of its choosing, a malformed head) and read the
+/// answer.
+pub fn send_raw(base: &str, bytes: &[u8]) -> io::Result<Response> {
+    let mut stream = connect(base)?;
+    stream.write_all(bytes)?;
+    stream.flush()?;
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw)?;
+    parse_response(&raw)
+}
+
 fn auth_headers(token: Option<&str>) -> Vec<(&'static str, String)> {
     let mut headers = vec![("Accept", "application/json".to_owned())];
     if let Some(token) = token {

@@ -18,6 +18,8 @@ pub struct SseEvent {
 /// A `text/event-stream` read on a background thread until [`SseReader::stop`].
 pub struct SseReader {
     stop: Arc<AtomicBool>,
+    /// Set when the server closed the stream (or the connection failed).
+    closed: Arc<AtomicBool>,
     raw: Arc<Mutex<Vec<u8>>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -31,9 +33,10 @@ impl SseReader {
         let head = request_head(base, "GET", path, &[("Accept", "text/event-stream"), ("Authorization", &auth)], None);
         stream.write_all(head.as_bytes()).unwrap_or_else(|e| panic!("stream {path}: {e}"));
         let stop = Arc::new(AtomicBool::new(false));
+        let closed = Arc::new(AtomicBool::new(false));
         let raw = Arc::new(Mutex::new(Vec::new()));
         let thread = {
-            let (stop, raw) = (Arc::clone(&stop), Arc::clone(&raw));
+            let (stop, closed, raw) = (Arc::clone(&stop), Arc::clone(&closed), Arc::clone(&raw));
             std::thread::spawn(move || {
                 let mut buf = [0u8; 8192];
                 while !stop.load(Ordering::Relaxed) {
@@ -44,9 +47,17 @@ impl SseReader {
                         Err(_) => break,
                     }
                 }
+                if !stop.load(Ordering::Relaxed) {
+                    closed.store(true, Ordering::Relaxed);
+                }
             })
         };
-        SseReader { stop, raw, thread: Some(thread) }
+        SseReader { stop, closed, raw, thread: Some(thread) }
+    }
+
+    /// True once the server has closed the stream.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Relaxed)
     }
 
     /// Wait until the host has answered the stream's request (its response

@@ -94,6 +94,12 @@ impl Validator {
             visibility,
             timeout_window_ticks: self.timeout_window_ticks,
             signed: h.contains_key("seatKeys") && self.version.has_integrity_rules(),
+            roster: self
+                .version
+                .has_integrity_rules()
+                .then(|| h.get("seatKeys").filter(|_| h.contains_key("signaturePolicy")))
+                .flatten()
+                .and_then(|keys| crate::signing::Roster::from_value(keys).ok()),
             extensions: extensions.cloned(),
             grouped: false,
             records: Vec::new(),

@@ -6,7 +6,7 @@ use super::{Ctx, InputFields, InputKind, Integrity, Validator, commit_envelope, 
 use crate::action::{ActionTarget, COMMIT_SCHEME};
 use crate::commitment::is_commitment_hash;
 use crate::replay::format::{FormatVersion, describe};
-use crate::replay::model::{InputDetails, InputView};
+use crate::replay::model::{ChainFields, InputDetails, InputView};
 use gaos_json::{Map, Value};
 
 impl Validator {
@@ -156,6 +156,7 @@ impl Validator {
             canonical_command: boxed(f.integrity.canonical_command),
             cursor: f.integrity.cursor.and_then(Value::as_u64),
             details,
+            chain: ChainFields::read(f.integrity.client_time, f.integrity.prev_chain_hash, f.integrity.sig),
         })
     }
 

@@ -6,7 +6,9 @@ use gaos_json::{Map, Value, canonical_json};
 use super::{Ctx, InputKind, Integrity, Prefix, TIMEOUT_POLICY_REF, Validator, action_number, found};
 use crate::action::COMMIT_SCHEME;
 use crate::event::ResolutionCause;
-use crate::replay::model::{CommitMismatchView, InteractionView, RecordBody, RecordView, ResolutionView, TimeoutView};
+use crate::replay::model::{
+    ChainFields, CommitMismatchView, InteractionView, RecordBody, RecordView, ResolutionView, TimeoutView,
+};
 
 use super::keys::*;
 
@@ -332,6 +334,7 @@ impl Validator {
                 .and_then(|a| Some((a.get("salt")?.as_str()?.to_owned(), a.get("payload")?.clone()))),
             canonical_command: map.get("canonicalCommand").and_then(Value::as_str).map(str::to_owned),
             cursor: map.get("cursor").and_then(Value::as_u64),
+            chain: ChainFields::of(map),
         }))
     }
 
@@ -350,7 +353,7 @@ impl Validator {
                 self.at(ctx, "sig", "must be padded base64 of a 64-byte Ed25519 signature (1.2+)");
             }
         }
-        Some(RecordBody::SeatSignature { tick: tick?, participant_id: participant_id? })
+        Some(RecordBody::SeatSignature { tick: tick?, participant_id: participant_id?, chain: ChainFields::of(map) })
     }
 
     pub(super) fn interest(&mut self, ctx: Ctx<'_>, map: &Map, level: Option<usize>) -> Option<RecordBody> {
@@ -384,7 +387,14 @@ impl Validator {
                 }
             }
         }
-        Some(RecordBody::Interest { tick: tick?, participant_id: participant_id? })
+        Some(RecordBody::Interest {
+            tick: tick?,
+            participant_id: participant_id?,
+            submission_id: submission_id?,
+            canonical_command: map.get("canonicalCommand").and_then(Value::as_str).map(str::to_owned),
+            cursor: map.get("cursor").and_then(Value::as_u64),
+            chain: ChainFields::of(map),
+        })
     }
 
     pub(super) fn interaction(&mut self, ctx: Ctx<'_>, map: &Map, level: Option<usize>) -> Option<RecordBody> {
@@ -415,6 +425,8 @@ impl Validator {
             participant_id: participant_id?,
             submission_id: submission_id?,
             command: command?.clone(),
+            canonical_command: map.get("canonicalCommand").and_then(Value::as_str).map(str::to_owned),
+            chain: ChainFields::of(map),
         }))
     }
 }

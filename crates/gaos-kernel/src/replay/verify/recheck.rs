@@ -12,15 +12,23 @@ use super::{
 use crate::commitment::CommitmentBook;
 use crate::error::GameError;
 use crate::event::ResolutionCause;
-use crate::game::Game;
+use crate::game::{Game, isolated};
 use crate::replay::format::describe;
 use crate::replay::model::{LevelView, RecordBody, RecordView, ReplayView, ResolutionView};
 use crate::replay::problem::ProblemList;
-use crate::replay::verify::{GameResolver, LevelContext};
+use crate::replay::verify::{GameResolver, LevelContext, VerifyOptions};
 use crate::view::GameStatus;
 
 impl<'v> Recheck<'v> {
-    pub(super) fn new(view: &'v ReplayView, game: Arc<dyn Game>, resolver: &'v dyn GameResolver, strict: bool) -> Self {
+    pub(super) fn new(
+        view: &'v ReplayView,
+        game: Arc<dyn Game>,
+        resolver: &'v dyn GameResolver,
+        options: VerifyOptions,
+    ) -> Self {
+        // One replay's re-simulation shares nothing observable with another's
+        // (or with a live session of the same game).
+        let game = isolated(&game);
         let mut seats = game.seats();
         if seats.is_empty() {
             // A game that declares no seats (a verifier adapter knows only
@@ -37,7 +45,8 @@ impl<'v> Recheck<'v> {
             game,
             seats,
             sorted_seats,
-            strict,
+            strict: options.strict,
+            checkpoints: options.strict || options.checkpoints,
             problems: ProblemList::new(),
             unverifiable: ProblemList::new(),
             notes: Vec::new(),
@@ -60,13 +69,6 @@ impl<'v> Recheck<'v> {
 
     pub(super) fn run(mut self) -> VerifyReport {
         let view = self.view;
-        if view.signed {
-            self.note(
-                "the replay declares RFC-010 seat keys; this verifier does not check signatures, so it is judged as \
-                 an unsigned replay"
-                    .into(),
-            );
-        }
         let mut levels = Vec::with_capacity(view.levels.len());
         for level in &view.levels {
             let start = view.records.partition_point(|r| r.level_index < level.index);
@@ -105,7 +107,7 @@ impl<'v> Recheck<'v> {
         } else {
             (Verdict::AcceptedUnsigned, None, ProblemList::new())
         };
-        VerifyReport { verdict, stage, problems, notes: self.notes, levels, resolutions }
+        VerifyReport { verdict, stage, problems, notes: self.notes, levels, resolutions, signatures: None }
     }
 
     pub(super) fn level(&mut self, level: &'v LevelView, start: usize, records: &'v [RecordView]) -> ReplayedLevel {
@@ -122,6 +124,7 @@ impl<'v> Recheck<'v> {
         match self.resolver.resolve_level(&self.replay_game, &context) {
             Some(game) => {
                 if !Arc::ptr_eq(&game, &self.game) {
+                    let game = isolated(&game);
                     self.reducer = game.reducer();
                     self.game = game;
                 }

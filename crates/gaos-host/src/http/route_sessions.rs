@@ -1,4 +1,5 @@
-//! Any host answers any session: the routing layer in front of the session
+//! Any host answers any session: the routing layer of a cluster
+//! (`crate::cluster`) in front of the session
 //! routes. A request for a session another live host owns is forwarded to
 //! that host as it came (method, path, query, headers, body) and its answer
 //! streamed back as it comes (so SSE streams pass through too); not a
@@ -8,20 +9,18 @@
 
 use axum::body::{Body, to_bytes};
 use axum::extract::{Request, State};
-use axum::http::{HeaderName, HeaderValue, Uri, header};
+use axum::http::{HeaderName, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use gaos_session::ErrorCode;
 
-use super::Route;
+use crate::cluster::{HOPS_HEADER, Route};
 use crate::error::HostError;
 use crate::host::Host;
 use crate::http::BODY_LIMIT;
 
 /// The header naming the node that served an answer.
 pub const NODE_HEADER: &str = "gaos-node";
-/// The header counting the hosts a request was forwarded through.
-const HOPS_HEADER: &str = "gaos-hops";
 /// Most forwards of one request (a move during a forward costs one more).
 const MAX_HOPS: u32 = 2;
 /// Most routing decisions for one request on this host (a fenced answer
@@ -134,32 +133,6 @@ fn clone_parts(parts: &axum::http::request::Parts) -> axum::http::request::Parts
     cloned
 }
 
-/// Headers that belong to one connection, not to the request.
-pub(super) fn is_hop_by_hop(name: &HeaderName) -> bool {
-    matches!(
-        name.as_str(),
-        "connection" | "keep-alive" | "proxy-connection" | "transfer-encoding" | "te" | "trailer" | "upgrade" | "host"
-    )
-}
-
-/// The URI of `path_and_query` at `base` (`http://host:port`).
-pub(super) fn target(base: &str, uri: &Uri) -> Result<Uri, String> {
-    let path = uri.path_and_query().map_or("/", |p| p.as_str());
-    format!("{}{path}", base.trim_end_matches('/')).parse().map_err(|e| format!("bad owner URL {base:?}: {e}"))
-}
-
-/// A response naming a forward failure (the owner did not answer).
-pub(super) fn unreachable(node: &str, error: impl std::fmt::Display) -> Response {
-    let mut response = HostError::unavailable(format!(
-        "the host that owns this session ({node}) did not answer: {error}; retry (the session moves if it is gone)"
-    ))
-    .into_response();
-    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-    response
-}
-
-pub(super) const HOPS: &str = HOPS_HEADER;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,14 +146,5 @@ mod tests {
         assert_eq!(session_of("/v1/sessions/s-1"), None);
         assert_eq!(session_of("/v1/games"), None);
         assert_eq!(session_of("/v1/sessions/%ZZ/tick"), None);
-    }
-
-    #[test]
-    fn targets_keep_path_and_query() {
-        let uri: Uri = "/v1/sessions/s/stream?after=3".parse().expect("a URI");
-        assert_eq!(
-            target("http://10.0.0.2:8899/", &uri).expect("a target").to_string(),
-            "http://10.0.0.2:8899/v1/sessions/s/stream?after=3"
-        );
     }
 }
