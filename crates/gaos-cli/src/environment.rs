@@ -44,6 +44,7 @@ pub(crate) const READS: &[(&str, &[Variable])] = &[
         ],
     ),
     ("games", &[]),
+    ("keygen", &[]),
     ("conformance run", &[]),
     ("kernel-bench", &[]),
     ("replay verify", &[]),

@@ -17,7 +17,8 @@ use gaos_kernel::{
 use crate::ModuleLimits;
 use crate::engine::{Arg, Binding, CallFailure, Engine, HostFn};
 use crate::error::ModuleError;
-use crate::game::{At, ModuleCore, ModuleGame, action_from_value, command_args, timeout_context};
+use crate::game::{ModuleGame, action_from_value, command_args, timeout_context};
+use crate::module_core::{At, ModuleCore};
 use crate::pool::Pool;
 use crate::realm::SHARED;
 use crate::reducer::{ModuleReducer, ReducerMeta};

@@ -38,6 +38,7 @@ mod crossing;
 mod engine;
 mod error;
 mod game;
+mod module_core;
 mod pool;
 mod realm;
 mod reducer;

@@ -14,7 +14,7 @@ use gaos_json::Value;
 use gaos_kernel::{GameError, ReplayMetrics, SubmittedAction, TickReducer};
 
 use crate::engine::{Arg, HostFn, read_view};
-use crate::game::{At, ModuleCore};
+use crate::module_core::{At, ModuleCore};
 use crate::realm::RealmKey;
 
 /// Which optional reducer functions the module has.
