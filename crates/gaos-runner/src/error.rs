@@ -88,3 +88,27 @@ pub enum RunError {
     #[error("the run reached its limit of {0} decisions before the game ended")]
     DecisionLimit(u64),
 }
+
+/// Why a session factory (a benchmark episode's, an arena match's) could not
+/// create or attach its sessions.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{0}")]
+pub struct FactoryError(pub String);
+
+impl From<SessionError> for FactoryError {
+    fn from(error: SessionError) -> Self {
+        FactoryError(error.to_string())
+    }
+}
+
+impl From<DriverError> for FactoryError {
+    fn from(error: DriverError) -> Self {
+        FactoryError(error.to_string())
+    }
+}
+
+impl From<String> for FactoryError {
+    fn from(message: String) -> Self {
+        FactoryError(message)
+    }
+}

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use gaos_json::{Map, Value, obj};
 use gaos_session::{AttachRequest, EpisodeHost, ErrorCode, SessionHandle, SessionPolicy};
 
-use crate::benchmark::error::FactoryError;
+use crate::error::FactoryError;
 
 /// A session's seats, open.
 pub(crate) struct OpenSeats {

@@ -13,7 +13,7 @@ use crate::arena::error::ArenaError;
 use crate::arena::manifest::ArenaManifest;
 use crate::arena::plan::MatchPlan;
 use crate::arena::referee::{FORFEIT_TAG, RANDOM_TAG, RefereeDriver, SeatConduct};
-use crate::benchmark::error::FactoryError;
+use crate::error::FactoryError;
 use crate::benchmark::hosted::GameInfo;
 use crate::driver::AgentDriver;
 use crate::drivers::{DriverSettings, DriverSpec, ProcessConfig, ProcessDriver, ProcessStart, RandomDriver};

@@ -12,7 +12,7 @@
 use gaos_json::{Value, fnv1a32, obj};
 
 use crate::benchmark::checkpoint::{AgentIdentity, AgentKind, InProgressEpisode};
-use crate::benchmark::error::FactoryError;
+use crate::error::FactoryError;
 use crate::benchmark::manifest::BenchmarkManifest;
 use crate::benchmark::plan::EpisodePlan;
 use crate::driver::AgentDriver;

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use gaos_json::Value;
 
 use crate::benchmark::checkpoint::{AgentIdentity, InProgressEpisode};
-use crate::benchmark::error::FactoryError;
+use crate::error::FactoryError;
 use crate::benchmark::factory::{
     DriverAssignment, EpisodeSeat, EpisodeSession, SessionFactory, episode_level, episode_policy, episode_request,
     episode_session_id,
