@@ -33,6 +33,7 @@ pub mod bundle;
 pub mod error;
 pub mod factory;
 pub mod journal;
+pub mod keys;
 pub mod manifest;
 pub mod orchestrate;
 pub mod plan;
@@ -45,6 +46,7 @@ pub mod verify;
 pub use bundle::{ARENA_BUNDLE_SCHEMA, ArenaBundle, GameIdentity, pack_arena, read_arena_bundle, write_arena_bundle};
 pub use error::ArenaError;
 pub use factory::{ArenaFactory, MatchSeat, MatchSession};
+pub use keys::{EntrantKeys, unkeyed_seat_key};
 pub use manifest::{
     ARENA_MANIFEST_SCHEMA, AfterRetries, ArenaIdentity, ArenaLevel, ArenaManifest, Entrant, IllegalMoves,
     RatingSettings, Schedule, ScheduleKind,

@@ -127,6 +127,7 @@ fn record(id: &str, seats: &[(&str, &str, u64)]) -> MatchRecord {
             forfeits: BTreeSet::new(),
             substitutions: BTreeMap::new(),
             steps: 4,
+            seat_keys: BTreeMap::new(),
         },
         faults: BTreeMap::new(),
         replay: format!("replays/{id}.gaos-replay.jsonl"),

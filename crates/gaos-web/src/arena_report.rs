@@ -106,12 +106,19 @@ fn replay_link(record: &MatchRecord, links: ReplayLinks<'_>) -> String {
     }
 }
 
-fn matches_table(records: &[MatchRecord], links: ReplayLinks<'_>) -> String {
+/// The matches, one row each; a seat whose entrant has a `seatKey` and
+/// signed the match is marked "(signed)".
+fn matches_table(manifest: &ArenaManifest, records: &[MatchRecord], links: ReplayLinks<'_>) -> String {
     let mut html = String::from(
         "<table id=\"matches\"><thead><tr><th scope=\"col\">Match</th><th scope=\"col\">Level</th><th scope=\"col\">Seed</th><th scope=\"col\">Seats</th><th scope=\"col\">Ranking</th><th scope=\"col\">Forfeits</th><th scope=\"col\">Steps</th><th scope=\"col\">Replay</th></tr></thead><tbody>\n",
     );
     for record in records {
-        let seats: Vec<String> = record.seats.iter().map(|(seat, entrant)| format!("{seat}: {entrant}")).collect();
+        let signed = |seat: &str, entrant: &str| {
+            let keyed = manifest.entrant(entrant).is_some_and(|e| e.seat_key.is_some());
+            if keyed && record.result.seat_keys.contains_key(seat) { " (signed)" } else { "" }
+        };
+        let seats: Vec<String> =
+            record.seats.iter().map(|(seat, entrant)| format!("{seat}: {entrant}{}", signed(seat, entrant))).collect();
         let ranking: Vec<String> = record
             .result
             .ranking
@@ -196,7 +203,7 @@ pub fn arena_report_html(
             "<p>Each match's link opens it in this host's replay viewer.</p>\n".to_owned()
         }
     });
-    html.push_str(&matches_table(records, links));
+    html.push_str(&matches_table(manifest, records, links));
     html.push_str("</main>\n</body>\n</html>\n");
     html
 }

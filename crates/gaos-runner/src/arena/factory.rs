@@ -1,7 +1,8 @@
 //! [`ArenaFactory`]: one session per match on a GAOS host (or spread over
 //! several), every seat attached with its entrant's driver under the
 //! referee, and attached again at the durable head when a resumed run
-//! continues a match.
+//! continues a match. A match of an entrant with a `seatKey` is a signed
+//! session: every seat's handle signs its moves ([`crate::arena::keys`]).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -10,13 +11,14 @@ use gaos_json::{Map, Value, fnv1a32};
 use gaos_session::{ControllerKind, EpisodeHost, ErrorCode, SessionControllerIdentity, SessionHandle, SessionPolicy};
 
 use crate::arena::error::ArenaError;
+use crate::arena::keys::{EntrantKeys, signed_request_fields};
 use crate::arena::manifest::ArenaManifest;
 use crate::arena::plan::MatchPlan;
 use crate::arena::referee::{FORFEIT_TAG, RANDOM_TAG, RefereeDriver, SeatConduct};
-use crate::error::FactoryError;
 use crate::benchmark::hosted::GameInfo;
 use crate::driver::AgentDriver;
 use crate::drivers::{DriverSettings, DriverSpec, ProcessConfig, ProcessDriver, ProcessStart, RandomDriver};
+use crate::error::FactoryError;
 use crate::host_seats::{OpenSeats, attach_seats, create_seats, read_attachment};
 
 /// One seat of a match, ready to run.
@@ -51,6 +53,7 @@ pub struct ArenaFactory {
     manifest_dir: PathBuf,
     log_dir: Option<PathBuf>,
     policy: SessionPolicy,
+    keys: EntrantKeys,
 }
 
 impl ArenaFactory {
@@ -58,7 +61,8 @@ impl ArenaFactory {
     /// start there, `scripted:` files are found there) on `hosts` (match
     /// `i` goes to host `i mod hosts`). `settings` supplies model settings.
     /// Agent processes append their stderr to `log_dir/<match>.log`.
-    /// Refuses levels the game does not have.
+    /// Refuses levels the game does not have and `seatKey` files that do
+    /// not read.
     pub fn new(
         hosts: Vec<Arc<dyn EpisodeHost>>,
         manifest: Arc<ArenaManifest>,
@@ -82,7 +86,8 @@ impl ArenaFactory {
             }
         }
         let policy = SessionPolicy::host_default().with_controller(&controller(&manifest));
-        Ok(ArenaFactory { hosts, game, manifest, settings, manifest_dir, log_dir, policy })
+        let keys = EntrantKeys::load(&manifest, &manifest_dir)?;
+        Ok(ArenaFactory { hosts, game, manifest, settings, manifest_dir, log_dir, policy, keys })
     }
 
     /// The game's id.
@@ -158,8 +163,12 @@ impl ArenaFactory {
             _ => Map::new(),
         };
         attachment.insert("host".into(), host.into());
+        let mut keys = self.keys.for_match(&self.manifest.arena.id, plan, &self.game.seats).map(Vec::into_iter);
         let mut seats = Vec::with_capacity(open.handles.len());
-        for ((handle, ids), seat) in open.handles.into_iter().zip(open.accepted).zip(&self.game.seats) {
+        for ((mut handle, ids), seat) in open.handles.into_iter().zip(open.accepted).zip(&self.game.seats) {
+            if let Some(key) = keys.as_mut().and_then(Iterator::next) {
+                handle.set_signing_key(key)?;
+            }
             let tagged = |tag: &str| ids.iter().filter(|id| id.split_once(':').is_some_and(|(t, _)| t == tag)).count();
             let (random, forfeit) = (tagged(RANDOM_TAG) as u64, tagged(FORFEIT_TAG) as u64);
             let accepted = ids.len() as u64;
@@ -187,6 +196,9 @@ impl ArenaFactory {
         request.insert("participantId".into(), self.game.seats[0].clone().into());
         if let Some(id) = &session_id {
             request.insert("sessionId".into(), id.clone().into());
+        }
+        if let Some(keys) = self.keys.for_match(&self.manifest.arena.id, plan, &self.game.seats) {
+            request.extend(signed_request_fields(&self.game.seats, &keys));
         }
         let request = Value::Object(request);
         let open = create_seats(host, &request, &self.policy, &self.game.seats, session_id.as_deref(), "arena").await?;

@@ -5,7 +5,8 @@
 //!  "arena": {"id": "duel-ladder", "version": "1.0.0", "adapter": "./duel.mjs"},
 //!  "levels": [{"id": "standard", "seeds": [1, 2, 3]}],
 //!  "entrants": [{"id": "random", "driver": "random"},
-//!               {"id": "mine", "driver": "process", "command": ["python3", "bot.py"]}],
+//!               {"id": "mine", "driver": "process", "command": ["python3", "bot.py"],
+//!                "seatKey": "keys/mine.json"}],
 //!  "schedule": {"kind": "round-robin", "rotateSeats": true},
 //!  "illegalMoves": {"retries": 1, "then": "forfeit"},
 //!  "maxSteps": 100,
@@ -68,6 +69,10 @@ pub struct Entrant {
     pub driver: DriverSpec,
     /// `deadlineMs` of a `process` entrant (default 10 000).
     pub deadline_ms: u64,
+    /// `seatKey`: a key file (`gaos keygen`'s format) relative to the
+    /// manifest. Every match of this entrant is then a signed session
+    /// (RFC-010) in which its moves are signed with this key.
+    pub seat_key: Option<String>,
 }
 
 /// `schedule.kind`.
@@ -246,7 +251,7 @@ fn level(value: &Value, path: &str) -> Result<ArenaLevel, ArenaError> {
 }
 
 fn entrant(value: &Value, path: &str) -> Result<Entrant, ArenaError> {
-    let fields = Fields::of(value, path, &["id", "driver", "command", "deadlineMs", "description"])?;
+    let fields = Fields::of(value, path, &["id", "driver", "command", "deadlineMs", "seatKey", "description"])?;
     let id = fields.text("id")?;
     if !plain_id(&id) {
         return Err(fields.bad("id", format!("{id:?} must be 1 to 64 of A-Z a-z 0-9 _ . - (it names files)")));
@@ -290,7 +295,8 @@ fn entrant(value: &Value, path: &str) -> Result<Entrant, ArenaError> {
         }
     }
     let deadline_ms = fields.integer("deadlineMs", 1, MAX_DEADLINE_MS)?.unwrap_or(10_000);
-    Ok(Entrant { id, driver, deadline_ms })
+    let seat_key = fields.map.contains_key("seatKey").then(|| fields.text("seatKey")).transpose()?;
+    Ok(Entrant { id, driver, deadline_ms, seat_key })
 }
 
 fn schedule(map: &Map, entrants: &[Entrant]) -> Result<Schedule, ArenaError> {
@@ -462,6 +468,10 @@ mod tests {
             DriverSpec::Process { command: vec!["python3".into(), "bot.py".into()] }
         );
         assert_eq!(manifest.entrants[1].deadline_ms, 250);
+        assert_eq!(manifest.entrants[1].seat_key, None);
+        let keyed = MINIMAL.replace(r#""driver":"first-legal""#, r#""driver":"first-legal","seatKey":"keys/f.json""#);
+        let manifest = ArenaManifest::parse(&keyed).expect("a keyed entrant");
+        assert_eq!(manifest.entrants[1].seat_key.as_deref(), Some("keys/f.json"));
     }
 
     #[test]
@@ -495,6 +505,7 @@ mod tests {
                 "deadlineMs",
             ),
             (r#"{"id":"only","driver":"random"}"#, "entrants: must hold 2"),
+            (r#"{"id":"k","driver":"random","seatKey":""},{"id":"f","driver":"random"}"#, "entrants[0].seatKey"),
         ];
         for (entrants, field) in entrant_cases {
             let text = MINIMAL.replace(r#"{"id":"r","driver":"random"},{"id":"f","driver":"first-legal"}"#, entrants);

@@ -66,11 +66,33 @@ pub struct ReplayConduct {
     pub substitutions: BTreeMap<String, u64>,
     /// Accepted commands of every seat.
     pub steps: u64,
+    /// Each seat's public key, when the match was signed (the header's
+    /// `seatKeys` roster).
+    pub seat_keys: BTreeMap<String, String>,
 }
 
-/// Read the tagged submission ids of a replay's resolutions (JSONL text).
+/// The `seatKeys` roster of a replay's header: public key by seat.
+fn header_seat_keys(header: &str) -> Result<BTreeMap<String, String>, String> {
+    let header = gaos_json::parse(header).map_err(|e| format!("the replay header is not JSON: {e}"))?;
+    let mut keys = BTreeMap::new();
+    for entry in header.get("seatKeys").and_then(Value::as_array).into_iter().flatten() {
+        let (Some(seat), Some(key)) =
+            (entry.get("id").and_then(Value::as_str), entry.get("publicKey").and_then(Value::as_str))
+        else {
+            return Err("a seatKeys entry of the replay header has no id or publicKey".into());
+        };
+        keys.insert(seat.to_owned(), key.to_owned());
+    }
+    Ok(keys)
+}
+
+/// Read the tagged submission ids of a replay's resolutions (JSONL text),
+/// and its header's signing roster.
 pub fn replay_conduct(replay: &str) -> Result<ReplayConduct, String> {
     let mut conduct = ReplayConduct::default();
+    if let Some(header) = replay.lines().next() {
+        conduct.seat_keys = header_seat_keys(header)?;
+    }
     for (number, line) in replay.lines().enumerate().skip(1) {
         if line.trim().is_empty() || !line.contains("\"resolution\"") {
             continue;
@@ -109,6 +131,8 @@ pub struct MatchResult {
     pub substitutions: BTreeMap<String, u64>,
     /// Accepted commands of every seat.
     pub steps: u64,
+    /// Each seat's public key in a signed match (empty when unsigned).
+    pub seat_keys: BTreeMap<String, String>,
 }
 
 impl MatchResult {
@@ -119,6 +143,7 @@ impl MatchResult {
             forfeits: conduct.forfeits,
             substitutions: conduct.substitutions,
             steps: conduct.steps,
+            seat_keys: conduct.seat_keys,
         }
     }
 }
@@ -152,7 +177,8 @@ fn counts(map: &BTreeMap<String, u64>) -> Value {
 
 impl MatchRecord {
     /// The line: `{match, levelId, seed, seats, ranking, forfeits,
-    /// substitutions, faults, replay, replaySha256, steps, wallClockMs}`.
+    /// substitutions, faults, replay, replaySha256, steps, wallClockMs}`,
+    /// and `seatKeys` (`{seat: publicKey}`) when the match was signed.
     pub fn to_value(&self) -> Value {
         let mut map = Map::new();
         map.insert("match".into(), self.id.clone().into());
@@ -176,12 +202,16 @@ impl MatchRecord {
         map.insert("replaySha256".into(), self.replay_sha256.clone().into());
         map.insert("steps".into(), self.result.steps.into());
         map.insert("wallClockMs".into(), self.wall_clock_ms.into());
+        if !self.result.seat_keys.is_empty() {
+            let keys = self.result.seat_keys.iter().map(|(seat, key)| (seat.clone(), Value::from(key.as_str())));
+            map.insert("seatKeys".into(), Value::Object(keys.collect()));
+        }
         Value::Object(map)
     }
 
     /// Read a line (every field of [`MatchRecord::to_value`], nothing else).
     pub fn from_value(value: &Value) -> Result<Self, String> {
-        const KEYS: [&str; 12] = [
+        const KEYS: [&str; 13] = [
             "match",
             "levelId",
             "seed",
@@ -194,6 +224,7 @@ impl MatchRecord {
             "replaySha256",
             "steps",
             "wallClockMs",
+            "seatKeys",
         ];
         let map = value.as_object().ok_or("a match line must be a JSON object")?;
         if let Some(key) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
@@ -231,6 +262,17 @@ impl MatchRecord {
             .iter()
             .map(|s| s.as_str().map(str::to_owned).ok_or("forfeits must hold seat names"))
             .collect::<Result<BTreeSet<_>, _>>()?;
+        let seat_keys = match map.get("seatKeys") {
+            None => BTreeMap::new(),
+            Some(keys) => keys
+                .as_object()
+                .ok_or("seatKeys must be an object")?
+                .iter()
+                .map(|(seat, k)| {
+                    Ok((seat.clone(), k.as_str().ok_or(format!("seatKeys.{seat} must be a string"))?.into()))
+                })
+                .collect::<Result<_, String>>()?,
+        };
         Ok(MatchRecord {
             id: text("match")?,
             level_id: text("levelId")?,
@@ -241,6 +283,7 @@ impl MatchRecord {
                 forfeits,
                 substitutions: seat_counts("substitutions")?,
                 steps: number("steps")?,
+                seat_keys,
             },
             faults: seat_counts("faults")?,
             replay: text("replay")?,

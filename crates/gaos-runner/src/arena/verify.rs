@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use gaos_json::{Value, canonical_json, canonical_sha256_hex, sha256_hex};
 use gaos_kernel::GameStatus;
-use gaos_kernel::replay::{GameResolver, VerifyOptions};
+use gaos_kernel::replay::{GameResolver, Verdict, VerifyOptions};
 use gaos_session::replay_receipts::verify_session_replay;
 
 use crate::arena::bundle::{ARENA_BUNDLE_SCHEMA, ARENA_FILES, ArenaBundle, DIGESTS_FILE, GameIdentity, digests};
@@ -66,7 +66,11 @@ pub fn check_match(
     }
     let seats: Vec<String> = record.seats.iter().map(|(seat, _)| seat.clone()).collect();
     let game = game_ranking(last.outcome.as_ref().unwrap_or(&Value::Null), &seats)?;
-    Ok(MatchResult::new(&game, replay_conduct(replay)?))
+    let conduct = replay_conduct(replay)?;
+    if !conduct.seat_keys.is_empty() && report.verdict != Verdict::AcceptedSigned {
+        return Err(format!("the replay names seat keys but verifies {}, not accepted-signed", report.verdict));
+    }
+    Ok(MatchResult::new(&game, conduct))
 }
 
 /// What [`verify_arena`] found.
@@ -112,6 +116,40 @@ fn result_differences(recorded: &MatchResult, replayed: &MatchResult) -> Vec<Str
     }
     if recorded.steps != replayed.steps {
         out.push(format!("steps: the line says {}, the replay holds {}", recorded.steps, replayed.steps));
+    }
+    if recorded.seat_keys != replayed.seat_keys {
+        out.push(format!(
+            "seatKeys: the line says {:?}, the replay's roster is {:?}",
+            recorded.seat_keys, replayed.seat_keys
+        ));
+    }
+    out
+}
+
+/// Every match of an entrant with a `seatKey` must be signed, and with one
+/// key throughout: a key that changes between matches is not the entrant's.
+fn keyed_entrant_problems(manifest: &ArenaManifest, recomputed: &[MatchRecord]) -> Vec<String> {
+    let mut out = Vec::new();
+    for entrant in manifest.entrants.iter().filter(|e| e.seat_key.is_some()) {
+        let mut first: Option<(&str, &str)> = None;
+        for record in recomputed {
+            let Some((seat, _)) = record.seats.iter().find(|(_, e)| *e == entrant.id) else { continue };
+            let Some(key) = record.result.seat_keys.get(seat) else {
+                out.push(format!(
+                    "match {}: entrant {} has a seatKey, and the match is not signed",
+                    record.id, entrant.id
+                ));
+                continue;
+            };
+            match first {
+                None => first = Some((record.id.as_str(), key.as_str())),
+                Some((_, known)) if known == key => {}
+                Some((earlier, known)) => out.push(format!(
+                    "match {}: entrant {} signs with key {key}, and with {known} in match {earlier}",
+                    record.id, entrant.id
+                )),
+            }
+        }
     }
     out
 }
@@ -202,6 +240,7 @@ pub fn verify_arena(
             None => reasons.push(format!("match {id}: not checked")),
         }
     }
+    reasons.extend(keyed_entrant_problems(manifest, &recomputed));
     let mut recomputed_standings = None;
     if recomputed.len() == bundle.records.len() && bundle.records.len() == plan.len() {
         let fresh = standings(manifest, &recomputed).to_value();

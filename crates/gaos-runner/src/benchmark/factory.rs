@@ -12,12 +12,12 @@
 use gaos_json::{Value, fnv1a32, obj};
 
 use crate::benchmark::checkpoint::{AgentIdentity, AgentKind, InProgressEpisode};
-use crate::error::FactoryError;
 use crate::benchmark::manifest::BenchmarkManifest;
 use crate::benchmark::plan::EpisodePlan;
 use crate::driver::AgentDriver;
 use crate::drivers::{DriverSettings, DriverSpec, RandomDriver};
 use crate::error::DriverError;
+use crate::error::FactoryError;
 use gaos_session::{BoxFuture, SessionHandle};
 use gaos_session::{ControllerKind, EvaluationPolicy, SessionControllerIdentity, SessionPolicy};
 

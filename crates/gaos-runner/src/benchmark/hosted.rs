@@ -12,7 +12,6 @@ use std::collections::BTreeMap;
 use gaos_json::Value;
 
 use crate::benchmark::checkpoint::{AgentIdentity, InProgressEpisode};
-use crate::error::FactoryError;
 use crate::benchmark::factory::{
     DriverAssignment, EpisodeSeat, EpisodeSession, SessionFactory, episode_level, episode_policy, episode_request,
     episode_session_id,
@@ -20,6 +19,7 @@ use crate::benchmark::factory::{
 use crate::benchmark::manifest::BenchmarkManifest;
 use crate::benchmark::plan::EpisodePlan;
 use crate::drivers::DriverSettings;
+use crate::error::FactoryError;
 use crate::host_seats::{OpenSeats, attach_seats, create_seats, read_attachment};
 use gaos_session::{BoxFuture, EpisodeHost, SessionPolicy};
 
