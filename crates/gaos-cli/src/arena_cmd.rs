@@ -268,7 +268,7 @@ fn finish(setup: &Setup, run: &ArenaRun) -> Result<Finished, String> {
     let table = standings(manifest, &run.records);
     let standings_value = table.to_value();
     let title = format!("{} {}", manifest.arena.id, manifest.arena.version);
-    let svg = crate::arena_chart::ratings_svg(&title, &standings_value)?;
+    let svg = crate::charts::ratings_svg(&title, &standings_value)?;
     let html = gaos_web::arena_report::arena_report_html(
         manifest,
         &standings_value,

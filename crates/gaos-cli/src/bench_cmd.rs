@@ -354,7 +354,7 @@ fn finish(
     let verification = verify_bundle(&read, manifest, &verifier);
     let chart = out.join("scores.svg");
     let aggregate = run.aggregate.as_ref().ok_or("a complete run has an aggregate")?;
-    let svg = task_scores_svg(manifest, aggregate)?;
+    let svg = crate::charts::task_scores_svg(manifest, aggregate)?;
     std::fs::write(&chart, svg.as_bytes()).map_err(|e| format!("cannot write {}: {e}", chart.display()))?;
     let report = out.join("report.html");
     let html = gaos_web::bench_report::report_html(
@@ -684,73 +684,4 @@ fn verify_command(args: VerifyArgs, registry: &GameRegistry) -> ExitCode {
         }
     }
     if verification.valid { ExitCode::SUCCESS } else { ExitCode::FAILURE }
-}
-
-// ----------------------------------------------------------------- chart
-
-/// A bar chart of the task scores (SVG, drawn with plotters' SVG backend:
-/// no fonts or system libraries; text is laid out with plotters' estimate
-/// and rendered by the viewer).
-fn task_scores_svg(
-    manifest: &BenchmarkManifest,
-    aggregate: &gaos_runner::benchmark::Aggregate,
-) -> Result<String, String> {
-    use plotters::prelude::*;
-    use plotters::style::text_anchor::{HPos, Pos, VPos};
-
-    let scores: Vec<(String, f64)> = aggregate.task_scores.clone();
-    let top = scores.iter().map(|(_, s)| *s).fold(1.0f64, f64::max) * 1.1;
-    let width = (200 + 120 * scores.len() as u32).clamp(640, 1600);
-    let mut svg = String::new();
-    {
-        let chart_error = |e: &dyn std::fmt::Display| format!("cannot draw the chart: {e}");
-        let root = SVGBackend::with_string(&mut svg, (width, 420)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| chart_error(&e))?;
-        let caption = format!(
-            "{} {}: task scores (aggregate {:.4}, {})",
-            manifest.benchmark.id,
-            manifest.benchmark.version,
-            aggregate.aggregate_score,
-            manifest.scoring.aggregation.as_str()
-        );
-        let mut chart = ChartBuilder::on(&root)
-            .caption(caption, ("sans-serif", 18))
-            .margin(16)
-            .x_label_area_size(36)
-            .y_label_area_size(52)
-            .build_cartesian_2d((0..scores.len().saturating_sub(1)).into_segmented(), 0f64..top)
-            .map_err(|e| chart_error(&e))?;
-        let names: Vec<String> = scores.iter().map(|(id, _)| id.clone()).collect();
-        let label = |value: &SegmentValue<usize>| match value {
-            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => names.get(*i).cloned().unwrap_or_default(),
-            SegmentValue::Last => String::new(),
-        };
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .light_line_style(WHITE)
-            .x_labels(scores.len().max(1))
-            .x_label_formatter(&label)
-            .y_desc(format!("score ({})", manifest.scoring.plugin))
-            .draw()
-            .map_err(|e| chart_error(&e))?;
-        chart
-            .draw_series(scores.iter().enumerate().map(|(i, (_, score))| {
-                let mut bar = Rectangle::new(
-                    [(SegmentValue::Exact(i), 0.0), (SegmentValue::Exact(i + 1), *score)],
-                    BLUE.mix(0.7).filled(),
-                );
-                bar.set_margin(0, 0, 12, 12);
-                bar
-            }))
-            .map_err(|e| chart_error(&e))?;
-        let value_style = TextStyle::from(("sans-serif", 14).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom));
-        chart
-            .draw_series(scores.iter().enumerate().map(|(i, (_, score))| {
-                Text::new(format!("{score:.3}"), (SegmentValue::CenterOf(i), *score + top * 0.01), value_style.clone())
-            }))
-            .map_err(|e| chart_error(&e))?;
-        root.present().map_err(|e| chart_error(&e))?;
-    }
-    Ok(svg)
 }

@@ -17,11 +17,11 @@
 //! the kernel allocates many small JSON values per transition.
 
 mod app;
-mod arena_chart;
 mod arena_cmd;
 mod arena_progress;
 mod arena_verify;
 mod bench_cmd;
+mod charts;
 mod cli;
 mod environment;
 mod games_cmd;

@@ -13,36 +13,28 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use gaos_testkit::kill::kill_when;
+use gaos_testkit::server::TempDir;
 
 use serde_json::Value;
 
 const GAOS: &str = env!("CARGO_BIN_EXE_gaos");
 
-/// A scratch directory removed on drop.
-struct Scratch(PathBuf);
+/// A scratch directory (removed on drop) with helpers for its files.
+struct Scratch(TempDir);
 
 impl Scratch {
     fn new(name: &str) -> Self {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-        let path = std::env::temp_dir().join(format!("gaos-arena-{name}-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&path).expect("scratch dir");
-        Scratch(path)
+        Scratch(TempDir::new(&format!("gaos-arena-{name}")))
     }
 
     fn write(&self, name: &str, text: &str) -> String {
-        let path = self.0.join(name);
+        let path = self.0.path().join(name);
         std::fs::write(&path, text).expect("write a scratch file");
         path.to_str().expect("UTF-8 path").to_owned()
     }
 
     fn path(&self, name: &str) -> String {
-        self.0.join(name).to_str().expect("UTF-8 path").to_owned()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        self.0.path().join(name).to_str().expect("UTF-8 path").to_owned()
     }
 }
 
@@ -382,7 +374,7 @@ fn verify_refuses_an_edited_replay_move_or_result_line_naming_the_match() {
     let target = matches[2]["match"].as_str().unwrap().to_owned();
 
     // One move of one replay: alice plays another card in the first round.
-    let moved = scratch.0.join("moved");
+    let moved = scratch.0.path().join("moved");
     copy_dir(&bundle, &moved);
     let replay = moved.join(matches[2]["replay"].as_str().unwrap());
     let original = std::fs::read_to_string(&replay).unwrap();
@@ -404,7 +396,7 @@ fn verify_refuses_an_edited_replay_move_or_result_line_naming_the_match() {
     assert!(first.starts_with(&format!("match {target}: ")), "the first reason names the match: {first}");
 
     // One result line: the ranking turned around.
-    let flipped = scratch.0.join("flipped");
+    let flipped = scratch.0.path().join("flipped");
     copy_dir(&bundle, &flipped);
     let mut text_lines: Vec<String> =
         std::fs::read_to_string(flipped.join("matches.jsonl")).unwrap().lines().map(str::to_owned).collect();
@@ -422,7 +414,7 @@ fn verify_refuses_an_edited_replay_move_or_result_line_naming_the_match() {
     assert!(first.starts_with(&format!("match {target}: ranking: the line says ")), "{first}");
 
     // A rating in standings.json: the number is named.
-    let rated = scratch.0.join("rated");
+    let rated = scratch.0.path().join("rated");
     copy_dir(&bundle, &rated);
     let standings = std::fs::read_to_string(rated.join("standings.json")).unwrap();
     let value: Value = serde_json::from_str(&standings).unwrap();
@@ -439,7 +431,7 @@ fn verify_refuses_an_edited_replay_move_or_result_line_naming_the_match() {
     // Another manifest, a stray file, a missing bundle.
     let other = scratch.write("other.json", &hilo_manifest(entrants, "").replace("[1, 2]", "[1, 3]"));
     assert_eq!(verify_first_reason(&bundle, &other).0, Some(1));
-    let stray = scratch.0.join("stray");
+    let stray = scratch.0.path().join("stray");
     copy_dir(&bundle, &stray);
     std::fs::write(stray.join("replays/extra.gaos-replay.jsonl"), "{}\n").unwrap();
     let (code, _) = verify_first_reason(&stray, &manifest);
@@ -488,7 +480,7 @@ fn the_process_driver_plays_in_gaos_play_and_gaos_bench() {
     scratch.write("greedy.py", GREEDY);
     let replay = scratch.path("match.gaos-replay.jsonl");
     let output = Command::new(GAOS)
-        .current_dir(&scratch.0)
+        .current_dir(scratch.0.path())
         .args(["play", "--game", "conformance/hilo", "--seed", "5", "--out", &replay])
         .args(["--driver", &format!("process:{} greedy.py", python()), "--driver", "random", "--json"])
         .output()

@@ -5,32 +5,26 @@
 //! verify` accepts the bundle and refuses it when the manifest claims a key
 //! for an entrant whose matches were not signed.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
+use gaos_testkit::server::TempDir;
 use serde_json::Value;
 
 const GAOS: &str = env!("CARGO_BIN_EXE_gaos");
 
-/// A scratch directory removed on drop.
-struct Scratch(PathBuf);
+/// A scratch directory (removed on drop) with a `keys/` directory.
+struct Scratch(TempDir);
 
 impl Scratch {
     fn new(name: &str) -> Self {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-        let path = std::env::temp_dir().join(format!("gaos-arena-{name}-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(path.join("keys")).expect("scratch dir");
-        Scratch(path)
+        let dir = TempDir::new(&format!("gaos-arena-{name}"));
+        std::fs::create_dir_all(dir.path().join("keys")).expect("keys/");
+        Scratch(dir)
     }
 
     fn path(&self, name: &str) -> String {
-        self.0.join(name).to_str().expect("UTF-8 path").to_owned()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        self.0.path().join(name).to_str().expect("UTF-8 path").to_owned()
     }
 }
 

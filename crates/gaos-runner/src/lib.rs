@@ -117,6 +117,7 @@ pub mod driver;
 pub mod drivers;
 pub mod error;
 mod host_seats;
+mod journal_lines;
 pub mod reconnect;
 pub mod run;
 

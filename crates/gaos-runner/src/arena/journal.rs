@@ -18,6 +18,7 @@ use gaos_json::{Map, Value, canonical_json};
 
 use crate::arena::error::ArenaError;
 use crate::arena::result::MatchRecord;
+use crate::journal_lines::{JournalLine, journal_lines};
 
 /// The journal header's schema id.
 pub const JOURNAL_SCHEMA: &str = "gaos.arena-run-journal.v1";
@@ -48,16 +49,9 @@ pub fn load(path: &Path, expected: &str, index_of: impl Fn(&str) -> Option<u64>)
     let text = std::fs::read_to_string(path)
         .map_err(|e| ArenaError::Resume(format!("cannot read the journal {}: {e}", path.display())))?;
     let bad = |why: String| ArenaError::Resume(format!("{}: {why}", path.display()));
-    let complete = text.lines().count() - usize::from(!text.is_empty() && !text.ends_with('\n'));
     let mut state = JournalState::default();
-    for (number, line) in text.lines().enumerate() {
-        let torn = number >= complete;
-        let value = match gaos_json::parse(line) {
-            Ok(value) => value,
-            Err(_) if torn => break,
-            Err(e) => return Err(bad(format!("line {} is not JSON: {e}", number + 1))),
-        };
-        if number == 0 {
+    for JournalLine { number, value, torn } in journal_lines(&text).map_err(bad)? {
+        if number == 1 {
             if canonical_json(&value) != expected {
                 return Err(bad("it belongs to another tournament (the manifest, its game or its plan differ); \
                      use another --out"
@@ -65,12 +59,12 @@ pub fn load(path: &Path, expected: &str, index_of: impl Fn(&str) -> Option<u64>)
             }
             continue;
         }
-        let map = value.as_object().ok_or_else(|| bad(format!("line {} is not an object", number + 1)))?;
+        let map = value.as_object().ok_or_else(|| bad(format!("line {number} is not an object")))?;
         if let Some(started) = map.get("started") {
             let index = started.get("index").and_then(Value::as_u64);
             let attachment = started.get("attachment").cloned();
             let (Some(index), Some(attachment)) = (index, attachment) else {
-                return Err(bad(format!("line {}: a started record needs index and attachment", number + 1)));
+                return Err(bad(format!("line {number}: a started record needs index and attachment")));
             };
             if !state.completed.contains_key(&index) {
                 state.started.insert(index, attachment);
@@ -79,14 +73,14 @@ pub fn load(path: &Path, expected: &str, index_of: impl Fn(&str) -> Option<u64>)
             let record = match MatchRecord::from_value(line_value) {
                 Ok(record) => record,
                 Err(_) if torn => break,
-                Err(e) => return Err(bad(format!("line {}: {e}", number + 1))),
+                Err(e) => return Err(bad(format!("line {number}: {e}"))),
             };
             let index = index_of(&record.id)
-                .ok_or_else(|| bad(format!("line {}: match {:?} is not in the plan", number + 1, record.id)))?;
+                .ok_or_else(|| bad(format!("line {number}: match {:?} is not in the plan", record.id)))?;
             state.started.remove(&index);
             state.completed.insert(index, record);
         } else {
-            return Err(bad(format!("line {}: neither started nor completed", number + 1)));
+            return Err(bad(format!("line {number}: neither started nor completed")));
         }
     }
     Ok(state)
