@@ -4,8 +4,9 @@
 //! tournament completes; a run killed with SIGKILL and resumed packs the
 //! same bundle as an uninterrupted one; `gaos arena verify` accepts what
 //! `run` packs and refuses an edited replay move or result line, naming the
-//! match; bad manifests exit 2 naming the field; the `process` driver in
-//! `gaos play` and `gaos bench run`.
+//! match; a game module beside the manifest is played and its SHA-256
+//! recorded and checked; bad manifests exit 2 naming the field; the
+//! `process` driver in `gaos play` and `gaos bench run`.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -439,6 +440,44 @@ fn verify_refuses_an_edited_replay_move_or_result_line_naming_the_match() {
     assert_eq!(gaos(&["arena", "verify", &scratch.path("nowhere")]).status.code(), Some(2));
     // The untouched bundle still verifies, also against its own manifest.
     assert_eq!(gaos(&["arena", "verify", bundle.to_str().unwrap()]).status.code(), Some(0));
+}
+
+#[test]
+fn a_game_module_beside_the_manifest_is_played_and_its_sha256_checked() {
+    let scratch = Scratch::new("module");
+    let modules = gaos_testkit::readme::repo_root().join("conformance/modules");
+    std::fs::create_dir_all(scratch.0.path().join("lib")).expect("lib/");
+    for file in ["tictactoe.mjs", "lib/random.mjs", "lib/views.mjs"] {
+        std::fs::copy(modules.join(file), scratch.0.path().join(file)).expect("copy a module file");
+    }
+    let manifest = scratch.write(
+        "arena.json",
+        r#"{"schema": "gaos.arena-manifest.v1",
+  "arena": {"id": "module-test", "version": "1", "adapter": "./tictactoe.mjs"},
+  "levels": [{"id": "default", "seeds": [1, 2]}],
+  "entrants": [{"id": "first", "driver": "first-legal"}, {"id": "random", "driver": "random"}],
+  "rating": {"bootstrap": 20, "seed": 1}}"#,
+    );
+    let out = scratch.path("out");
+    let (summary, _) = arena_json(&[&manifest, "--out", &out]);
+    assert_eq!(summary["matches"], 4, "{summary}");
+    let digests: Value = serde_json::from_str(
+        &std::fs::read_to_string(PathBuf::from(&out).join("bundle/digests.json")).expect("digests.json"),
+    )
+    .expect("JSON");
+    let recorded = digests["game"]["adapterSha256"].as_str().expect("the module's SHA-256 is recorded").to_owned();
+    assert_eq!(digests["game"]["id"], "conformance/tictactoe");
+    assert_eq!(gaos(&["arena", "verify", &out, "--manifest", &manifest]).status.code(), Some(0));
+    // Verify needs the module: without --manifest beside it or --adapter, a usage error.
+    assert_eq!(gaos(&["arena", "verify", &out]).status.code(), Some(2));
+    // Another module under the same path is not the tournament's game.
+    let module = scratch.path("tictactoe.mjs");
+    let edited = std::fs::read_to_string(&module).expect("the module").replacen("return", "return ", 1);
+    std::fs::write(&module, edited).expect("edit the module");
+    let refused = gaos(&["arena", "verify", &out, "--manifest", &manifest]);
+    let stdout = text(&refused.stdout);
+    assert_eq!(refused.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains(&recorded) && stdout.contains("the verifier's"), "{stdout}");
 }
 
 #[test]
