@@ -21,18 +21,19 @@ use gaos_json::{Map, Value, canonical_json};
 use gaos_kernel::{Game, GameRef};
 use gaos_runner::benchmark::{
     BenchmarkError, BenchmarkManifest, BenchmarkObserver, BenchmarkOptions, BenchmarkRun, BenchmarkStatus,
-    BundleReadError, Checkpoint, CompletedEpisode, DriverAssignment, EpisodePlan, GameInfo, HostedEpisodeFactory,
-    ReplayEpisodeVerifier, SessionFactory, Submission, pack_run_with_module, read_bundle_dir, run_benchmark,
-    scoring_plugin, verify_bundle, write_bundle_dir,
+    BundleReadError, CompletedEpisode, EpisodePlan, ReplayEpisodeVerifier, SessionFactory, Submission,
+    pack_run_with_module, read_bundle_dir, run_benchmark, scoring_plugin, verify_bundle, write_bundle_dir,
 };
-use gaos_runner::drivers::{DriverSettings, DriverSpec};
 use indicatif::ProgressBar;
+use setup::{Setup, setup};
+
+mod setup;
 
 /// `gaos bench` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
     /// Run (or --resume) a benchmark manifest; pack, verify and chart its bundle.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Verify a benchmark bundle (exit 0 valid, 1 invalid, 2 usage or IO error).
     Verify(VerifyArgs),
 }
@@ -47,6 +48,12 @@ pub struct RunArgs {
     /// manifest's directory). Seats not named play random.
     #[arg(long = "driver")]
     drivers: Vec<String>,
+    /// Signed episodes (RFC-010): SEAT signs its moves with the key FILE
+    /// (`gaos keygen`); repeatable. Every seat then signs, a seat without a
+    /// file with a key derived from the first given one and the episode.
+    /// Required by a manifest with submission.requireSignedSeats.
+    #[arg(long = "seat-key", value_name = "SEAT=FILE")]
+    seat_keys: Vec<String>,
     /// Episodes run at once.
     #[arg(long, default_value_t = 1)]
     jobs: usize,
@@ -109,7 +116,7 @@ pub struct VerifyArgs {
 /// Run `gaos bench` with the games of `registry`.
 pub fn run(command: BenchCommand, registry: &GameRegistry) -> ExitCode {
     match command {
-        BenchCommand::Run(args) => run_command(args, registry),
+        BenchCommand::Run(args) => run_command(*args, registry),
         BenchCommand::Verify(args) => verify_command(args, registry),
     }
 }
@@ -126,81 +133,6 @@ fn resolver(registry: &GameRegistry) -> impl Fn(&GameRef) -> Option<Arc<dyn Game
 
 // ------------------------------------------------------------------- run
 
-/// Everything `run` needs, checked before any session is created.
-struct Setup {
-    manifest: BenchmarkManifest,
-    scorer: Arc<dyn gaos_runner::benchmark::ScoringPlugin>,
-    game: Arc<dyn Game>,
-    registry: GameRegistry,
-    /// The SHA-256 of the game module `benchmark.adapter` names, if it names one.
-    module_sha256: Option<String>,
-    drivers: DriverAssignment,
-    settings: DriverSettings,
-    out: PathBuf,
-    checkpoint: PathBuf,
-    resume: Option<Checkpoint>,
-}
-
-fn setup(args: &RunArgs, registry: &GameRegistry) -> Result<Setup, String> {
-    let text = std::fs::read_to_string(&args.manifest)
-        .map_err(|e| format!("cannot read the manifest {}: {e}", args.manifest.display()))?;
-    let manifest = BenchmarkManifest::parse(&text).map_err(|e| format!("{}: {e}", args.manifest.display()))?;
-    let scorer: Arc<dyn gaos_runner::benchmark::ScoringPlugin> =
-        Arc::from(scoring_plugin(&manifest.scoring.plugin).map_err(|e| e.to_string())?);
-    let mut registry = registry.clone();
-    let (game_id, module_sha256) = if crate::modules::is_module_reference(&manifest.benchmark.adapter) {
-        // A module path is relative to the manifest, so a benchmark directory moves as one.
-        let path = args.manifest.parent().unwrap_or(Path::new("")).join(&manifest.benchmark.adapter);
-        crate::modules::add_module_with_sha(&mut registry, &path, &args.module_limits.limits()?)?
-    } else {
-        (manifest.benchmark.adapter.clone(), None)
-    };
-    let game = registry.get(&game_id).ok_or_else(|| {
-        let known: Vec<String> = registry.list().iter().map(|g| g.game_ref().id).collect();
-        format!(
-            "benchmark.adapter {:?} is not a game gaos knows (games: {})",
-            manifest.benchmark.adapter,
-            known.join(", ")
-        )
-    })?;
-    let drivers = DriverAssignment::parse(&args.drivers)?;
-    if args.jobs == 0 {
-        return Err("--jobs must be at least 1".into());
-    }
-    let human = game.seats().iter().any(|seat| *drivers.spec_for(seat) == DriverSpec::Human);
-    if human && args.jobs > 1 {
-        return Err("a human driver plays one episode at a time; use --jobs 1".into());
-    }
-    let manifest_dir = args.manifest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let process = gaos_runner::drivers::ProcessSettings {
-        cwd: Some(std::fs::canonicalize(manifest_dir).map_err(|e| format!("{}: {e}", manifest_dir.display()))?),
-        ..Default::default()
-    };
-    let settings = DriverSettings { openai: args.openai.config(), process, ..DriverSettings::new(0, "player") };
-    let out = match (&args.out, args.resume) {
-        (Some(out), _) => out.clone(),
-        (None, true) => return Err("--resume needs --out DIR (the directory of the run to continue)".into()),
-        (None, false) => crate::run_support::default_run_dir(&manifest.benchmark.id),
-    };
-    let checkpoint = out.join("checkpoint.json");
-    let resume = if args.resume {
-        if !checkpoint.exists() {
-            return Err(format!("{} holds no run to resume (no checkpoint.json)", out.display()));
-        }
-        Some(Checkpoint::load(&checkpoint).map_err(|e| e.to_string())?)
-    } else {
-        if checkpoint.exists() {
-            return Err(format!(
-                "{} already holds a run; pass --resume to continue it, or choose another --out",
-                out.display()
-            ));
-        }
-        std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-        None
-    };
-    Ok(Setup { manifest, scorer, game, registry, module_sha256, drivers, settings, out, checkpoint, resume })
-}
-
 fn run_command(args: RunArgs, registry: &GameRegistry) -> ExitCode {
     let setup = match setup(&args, registry) {
         Ok(setup) => setup,
@@ -210,8 +142,7 @@ fn run_command(args: RunArgs, registry: &GameRegistry) -> ExitCode {
 }
 
 async fn run_async(args: &RunArgs, setup: Setup) -> ExitCode {
-    let Setup { manifest, scorer, game, registry, module_sha256, drivers, settings, out, checkpoint, resume } = setup;
-    let info = GameInfo::from_game(game.as_ref());
+    let Setup { manifest, scorer, game, registry, module_sha256, entrants, out, checkpoint, resume } = setup;
     let (factory, agent, where_): (Arc<dyn SessionFactory>, _, String) = match &args.host {
         None => {
             let data = args.host_data.clone().unwrap_or_else(|| out.join("host"));
@@ -220,11 +151,8 @@ async fn run_async(args: &RunArgs, setup: Setup) -> ExitCode {
                 Err(e) => return usage(format!("cannot open the run's host in {}: {e}", data.display())),
             };
             let episode_host = gaos_host::bench::InProcessEpisodeHost::new(&host);
-            match HostedEpisodeFactory::new(episode_host, &manifest, info, drivers, settings) {
-                Ok(factory) => {
-                    let agent = factory.agent();
-                    (Arc::new(factory), agent, "in process".to_owned())
-                }
+            match entrants.factory(episode_host, &manifest, game.as_ref()) {
+                Ok((factory, agent)) => (factory, agent, "in process".to_owned()),
                 Err(e) => return usage(e),
             }
         }
@@ -240,11 +168,8 @@ async fn run_async(args: &RunArgs, setup: Setup) -> ExitCode {
                 Ok(host) => host,
                 Err(e) => return usage(e),
             };
-            match HostedEpisodeFactory::new(episode_host, &manifest, info, drivers, settings) {
-                Ok(factory) => {
-                    let agent = factory.agent();
-                    (Arc::new(factory), agent, url.clone())
-                }
+            match entrants.factory(episode_host, &manifest, game.as_ref()) {
+                Ok((factory, agent)) => (factory, agent, url.clone()),
                 Err(e) => return usage(e),
             }
         }

@@ -57,6 +57,7 @@ pub(crate) const READS: &[(&str, &[Variable])] = &[
     ("bench verify", &[]),
     ("arena run", &[OPERATOR_WITH_HOST, OPENAI_KEY]),
     ("arena verify", &[]),
+    ("keygen", &[]),
     (
         "mcp",
         &[

@@ -38,6 +38,7 @@ mod play_cmd;
 mod play_console;
 mod replay_cmd;
 mod run_support;
+mod seat_key_args;
 mod serve_cmd;
 mod session_cmd;
 mod store_args;

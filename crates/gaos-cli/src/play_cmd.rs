@@ -150,17 +150,7 @@ fn signing_keys(
     if specs.is_empty() {
         return Ok(None);
     }
-    let mut given = std::collections::BTreeMap::new();
-    for spec in specs {
-        let (seat, file) = spec.split_once('=').ok_or_else(|| format!("--seat-key {spec}: expected SEAT=FILE"))?;
-        if !seats.iter().any(|s| s == seat) {
-            return Err(format!("--seat-key {spec}: no seat {seat:?} (seats: {})", seats.join(", ")));
-        }
-        let key = SeatSigningKey::read_file(std::path::Path::new(file)).map_err(|e| format!("--seat-key {e}"))?;
-        if given.insert(seat.to_owned(), key).is_some() {
-            return Err(format!("--seat-key: seat {seat} has two keys"));
-        }
-    }
+    let mut given = crate::seat_key_args::read_seat_keys(specs, seats)?;
     Ok(Some(
         seats
             .iter()
@@ -347,19 +337,12 @@ async fn play(
             for (i, seat) in seats.iter().enumerate().skip(1) {
                 let token = created.seat_token(seat).ok_or_else(|| format!("the session has no seat {seat:?}"))?;
                 let attach = AttachRequest::new(format!("gaos-play:{seat}"));
-                let mut handle = InProcessSessionHandle::attach(&host, token, &created.session_id, &attach, &policy)
+                let handle = InProcessSessionHandle::attach(&host, token, &created.session_id, &attach, &policy)
                     .await
                     .map_err(|e| format!("attach {seat}: {e}"))?;
-                if let Some(key) = key_of(i) {
-                    handle = handle.with_signing_key(key);
-                }
-                handles.push(Box::new(handle));
+                handles.push(Box::new(handle.with_signing_key(key_of(i))));
             }
-            let creator = match key_of(0) {
-                Some(key) => created.handle.with_signing_key(key),
-                None => created.handle,
-            };
-            handles.insert(0, Box::new(creator));
+            handles.insert(0, Box::new(created.handle.with_signing_key(key_of(0))));
             (handles, "in process".to_owned())
         }
         Some(url) => {
@@ -371,19 +354,12 @@ async fn play(
             for (i, seat) in seats.iter().enumerate().skip(1) {
                 let client = created.seat_client(seat).map_err(|e| e.to_string())?;
                 let attach = AttachRequest::new(format!("gaos-play:{seat}"));
-                let mut handle = RemoteSessionHandle::attach(client, &created.session_id, &attach, &policy)
+                let handle = RemoteSessionHandle::attach(client, &created.session_id, &attach, &policy)
                     .await
                     .map_err(|e| format!("attach {seat}: {e}"))?;
-                if let Some(key) = key_of(i) {
-                    handle = handle.with_signing_key(key);
-                }
-                handles.push(Box::new(handle));
+                handles.push(Box::new(handle.with_signing_key(key_of(i))));
             }
-            let creator = match key_of(0) {
-                Some(key) => created.handle.with_signing_key(key),
-                None => created.handle,
-            };
-            handles.insert(0, Box::new(creator));
+            handles.insert(0, Box::new(created.handle.with_signing_key(key_of(0))));
             (handles, operator.base_url().to_owned())
         }
     };

@@ -1,7 +1,8 @@
 //! The durable authoritative GAOS host.
 //!
 //! One single-writer actor per live session owns its kernel and runs the host
-//! lane: prepare → persist (group-committed SQLite, `synchronous=FULL`) →
+//! lane: prepare → persist (group-committed SQLite with `synchronous=FULL`,
+//! or PostgreSQL fenced per batch) →
 //! commit → publish. Sessions are rehydrated from their persisted events
 //! after a restart. The HTTP API serves the five `gaos.ticks` v1 routes
 //! (create, observe, act, attach, finalize) and host routes (credentials,
@@ -14,6 +15,8 @@
 //!     listen: "127.0.0.1:8899".into(),
 //!     host: gaos_host::host::HostOptions::new(gaos_games::GameRegistry::builtin()),
 //!     limits: gaos_host::connections::ConnectionLimits::default(),
+//!     // Or `StoreChoice::Postgres(..)`: one of a cluster (docs/cluster.md).
+//!     store: gaos_host::serve::StoreChoice::Sqlite,
 //! };
 //! gaos_host::serve::serve(options, async { let _ = tokio::signal::ctrl_c().await; }).await
 //! # }

@@ -46,7 +46,7 @@ pub mod verify;
 pub use bundle::{ARENA_BUNDLE_SCHEMA, ArenaBundle, GameIdentity, pack_arena, read_arena_bundle, write_arena_bundle};
 pub use error::ArenaError;
 pub use factory::{ArenaFactory, MatchSeat, MatchSession};
-pub use keys::{EntrantKeys, unkeyed_seat_key};
+pub use keys::EntrantKeys;
 pub use manifest::{
     ARENA_MANIFEST_SCHEMA, AfterRetries, ArenaIdentity, ArenaLevel, ArenaManifest, Entrant, IllegalMoves,
     RatingSettings, Schedule, ScheduleKind,

@@ -8,14 +8,50 @@
 //! [`attach_seats`] attaches every seat at the durable head (adopting the
 //! head of a session that was finalized before the run recorded it) and
 //! reports the submission ids each seat already has in the transcript, so
-//! drivers can move past them.
+//! drivers can move past them. In a signed session (RFC-010) each seat's
+//! handle is given the key it signs with ([`SignedSeat`]).
 
 use std::collections::BTreeMap;
 
 use gaos_json::{Map, Value, obj};
+use gaos_session::signing::SeatSigningKey;
 use gaos_session::{AttachRequest, EpisodeHost, ErrorCode, SessionHandle, SessionPolicy};
 
 use crate::error::FactoryError;
+
+/// A seat of a session and the key it signs with (`None`: unsigned).
+pub(crate) type SignedSeat = (String, Option<SeatSigningKey>);
+
+/// Every seat of `seats` with the key it signs with: its own (`own`), else
+/// one derived from the first own key in seat order for `{context}/{seat}`
+/// ([`SeatSigningKey::derive`]), so a resume, or a take-over of a session
+/// that outlived its run, signs with the same keys (and whoever holds that
+/// own key holds them too). No own key at all: every seat unsigned.
+pub(crate) fn signed_seats(
+    seats: &[String],
+    own: impl Fn(&str) -> Option<SeatSigningKey>,
+    context: &str,
+) -> Vec<SignedSeat> {
+    let root = seats.iter().find_map(|seat| own(seat));
+    seats
+        .iter()
+        .map(|seat| {
+            let key = own(seat).or_else(|| root.as_ref().map(|root| root.derive(&format!("{context}/{seat}"))));
+            (seat.clone(), key)
+        })
+        .collect()
+}
+
+/// Make `request` (a create) signed when `seats` sign: `seatKeys`, every
+/// seat's roster entry (signing tier 1), and `signaturePolicy`.
+pub(crate) fn add_signing(request: &mut Map, seats: &[SignedSeat]) {
+    let roster: Vec<Value> = seats.iter().filter_map(|(seat, key)| Some(key.as_ref()?.seat_key(seat, 1))).collect();
+    if roster.is_empty() {
+        return;
+    }
+    request.insert("seatKeys".into(), Value::Array(roster));
+    request.insert("signaturePolicy".into(), gaos_kernel::signing::signature_policy_value());
+}
 
 /// A session's seats, open.
 pub(crate) struct OpenSeats {
@@ -74,23 +110,25 @@ pub(crate) fn accepted_submissions(transcript: &str, seat: &str) -> Result<Vec<S
 }
 
 /// Create the session of `request` under `policy` and attach `seats[1..]`
-/// (attach request ids `<label>:<seat>`). `fixed_id` is the session id the
-/// request asks for, if any: when the host already has it, the session is
-/// taken over ([`attach_seats`] with reissued tokens).
+/// (attach request ids `<label>:<seat>`), each handle signing with its
+/// seat's key. `fixed_id` is the session id the request asks for, if any:
+/// when the host already has it, the session is taken over
+/// ([`attach_seats`] with reissued tokens).
 pub(crate) async fn create_seats(
     host: &dyn EpisodeHost,
     request: &Value,
     policy: &SessionPolicy,
-    seats: &[String],
+    seats: &[SignedSeat],
     fixed_id: Option<&str>,
     label: &str,
 ) -> Result<OpenSeats, FactoryError> {
-    let created = match host.create(request, policy).await {
+    let creator_key = seats.first().and_then(|(_, key)| key.clone());
+    let created = match host.create(request, policy, creator_key).await {
         Ok(created) => created,
         Err(e) if e.code() == Some(&ErrorCode::SessionExists) => {
             let id = fixed_id.unwrap_or_default();
             let mut tokens = BTreeMap::new();
-            for seat in seats {
+            for (seat, _) in seats {
                 tokens.insert(seat.clone(), host.reissue_seat_token(id, seat).await?);
             }
             let transcript = host.transcript(id).await?;
@@ -99,13 +137,13 @@ pub(crate) async fn create_seats(
         Err(e) => return Err(e.into()),
     };
     let mut handles = vec![created.handle];
-    for seat in seats.iter().skip(1) {
+    for (seat, key) in seats.iter().skip(1) {
         let token = created.seat_tokens.get(seat).ok_or_else(|| {
             FactoryError(format!("the host issued no token for seat {seat:?} of {}", created.session_id))
         })?;
         let request =
             AttachRequest { participant_id: Some(seat.clone()), ..AttachRequest::new(format!("{label}:{seat}")) };
-        handles.push(host.attach(&created.session_id, token, &request, policy).await?);
+        handles.push(host.attach(&created.session_id, token, &request, policy, key.clone()).await?);
     }
     Ok(OpenSeats {
         session_id: created.session_id,
@@ -118,15 +156,16 @@ pub(crate) async fn create_seats(
 
 /// Attach every seat of `session_id`, whose transcript is `transcript`, at
 /// its durable head (attach request ids `<label>-resume:<seat>:<events>`,
-/// so a repeated resume at the same head gets the same answer); a
-/// finalized session's head is adopted.
+/// so a repeated resume at the same head gets the same answer), each
+/// handle signing with its seat's key; a finalized session's head is
+/// adopted (it takes no more moves).
 pub(crate) async fn attach_seats(
     host: &dyn EpisodeHost,
     session_id: &str,
     tokens: &BTreeMap<String, String>,
     transcript: &str,
     policy: &SessionPolicy,
-    seats: &[String],
+    seats: &[SignedSeat],
     label: &str,
 ) -> Result<OpenSeats, FactoryError> {
     let events = transcript.lines().count();
@@ -137,7 +176,7 @@ pub(crate) async fn attach_seats(
         accepted: Vec::with_capacity(seats.len()),
         receipt_digest: None,
     };
-    for seat in seats {
+    for (seat, key) in seats {
         let token = tokens
             .get(seat)
             .ok_or_else(|| FactoryError(format!("the checkpoint holds no token for seat {seat:?} of {session_id}")))?;
@@ -145,7 +184,7 @@ pub(crate) async fn attach_seats(
             participant_id: Some(seat.clone()),
             ..AttachRequest::new(format!("{label}-resume:{seat}:{events}"))
         };
-        let handle = match host.attach(session_id, token, &request, policy).await {
+        let handle = match host.attach(session_id, token, &request, policy, key.clone()).await {
             Ok(handle) => handle,
             // Finalized before the run recorded it: adopt the head; the
             // finalize is repeated and answered with the stored result.

@@ -56,9 +56,8 @@ pub fn wait_backoff(attempt: u32) -> Duration {
 /// The live-session handle every kind of play uses (RFC-018 §5.2).
 ///
 /// Object-safe: `Box<dyn SessionHandle>` and `&dyn SessionHandle` work, and
-/// every future is `Send`. All methods but the set-up [`SessionHandle::set_signing_key`]
-/// take `&self` (handles are internally synchronized), so one task may run a
-/// session while another closes it.
+/// every future is `Send`. All methods take `&self` (handles are internally
+/// synchronized), so one task may run a session while another closes it.
 pub trait SessionHandle: Send + Sync {
     /// The session.
     fn session_id(&self) -> &str;
@@ -131,19 +130,6 @@ pub trait SessionHandle: Send + Sync {
     /// Release local resources. Idempotent; never touches the authoritative
     /// session (no delete, finalize or abandon).
     fn close(&self);
-
-    /// Sign every later submission with `key` (RFC-010 signed play; the
-    /// session's roster must hold this seat's public key): what
-    /// `with_signing_key` does for a handle whose type the caller no longer
-    /// knows (one an [`crate::EpisodeHost`] returned). The default cannot sign.
-    fn set_signing_key(&mut self, key: SeatSigningKey) -> Result<(), SessionError> {
-        let _ = key;
-        Err(SessionError::Unsupported {
-            operation: "set_signing_key",
-            why: "this handle cannot sign its submissions; play unsigned or use a gaos-host or gaos-client handle"
-                .into(),
-        })
-    }
 
     /// Wait until the session may have moved past `after_revision`, or a
     /// bounded time passed (spurious returns are fine: the caller observes
@@ -218,12 +204,6 @@ macro_rules! forward_session_handle {
             }
             fn close(&self) {
                 self.inner.close()
-            }
-            fn set_signing_key(
-                &mut self,
-                key: $crate::signing::SeatSigningKey,
-            ) -> ::std::result::Result<(), $crate::SessionError> {
-                self.inner.set_signing_key(key)
             }
             fn wait_for_change(
                 &self,
@@ -399,9 +379,12 @@ impl<T: SessionTransport> LifecycleHandle<T> {
     /// Sign every submission with `key` (RFC-010 signed play): the session
     /// must have been created with this seat's public key in `seatKeys`. The
     /// chain starts where the host's envelope says (checked against the
-    /// genesis when the seat has not moved yet).
-    pub fn with_signing_key(mut self, key: SeatSigningKey) -> Self {
-        self.signer = Some(Mutex::new(ChainSigner::new(key)));
+    /// genesis when the seat has not moved yet). `None` leaves the handle
+    /// as it is (an unsigned seat).
+    pub fn with_signing_key(mut self, key: impl Into<Option<SeatSigningKey>>) -> Self {
+        if let Some(key) = key.into() {
+            self.signer = Some(Mutex::new(ChainSigner::new(key)));
+        }
         self
     }
 
@@ -650,11 +633,6 @@ impl<T: SessionTransport> SessionHandle for LifecycleHandle<T> {
             drop(core);
             self.transport.close();
         }
-    }
-
-    fn set_signing_key(&mut self, key: SeatSigningKey) -> Result<(), SessionError> {
-        self.signer = Some(Mutex::new(ChainSigner::new(key)));
-        Ok(())
     }
 
     fn wait_for_change(&self, after_revision: u64, attempt: u32) -> BoxFuture<'_, Result<(), SessionError>> {

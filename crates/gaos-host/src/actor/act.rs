@@ -139,6 +139,7 @@ impl SessionActor {
     /// submission, a stored answer for an exact retry, the lease.
     async fn act_precheck(&mut self, seat: &str, presented: &Presented, body: Value) -> Result<ActStep, HostError> {
         self.ensure_writable()?;
+        self.require_seat_keys()?;
         let Some(map) = body.as_object() else {
             return Err(HostError::new(ErrorCode::InvalidSubmission, "a command submission must be a JSON object"));
         };

@@ -32,10 +32,9 @@ impl SessionActor {
     pub(super) async fn attach(&mut self, seat: &str, presented: &Presented, body: Value) -> Result<Answer, HostError> {
         let map =
             body.as_object().ok_or_else(|| HostError::invalid_request("the attach body must be a JSON object"))?;
-        if let Some(key) = map
-            .keys()
-            .find(|k| !["requestId", "participantId", "controller", "extensions", "lease"].contains(&k.as_str()))
-        {
+        if let Some(key) = map.keys().find(|k| {
+            !["requestId", "participantId", "controller", "extensions", "lease", "seatKey"].contains(&k.as_str())
+        }) {
             return Err(HostError::invalid_request(format!("unknown attach field {key:?}")));
         }
         let request_id = map
@@ -88,6 +87,8 @@ impl SessionActor {
                 "the attach controller differs from the session's pinned controller identity",
             ));
         }
+        // A seat key to register is checked before anything changes.
+        let registration = self.seat_key_to_register(seat, map.get("seatKey"))?;
         // Claims: a lease-aware attach (with `lease`) takes the seat, refused
         // while another claim is live; a lease-unaware attach takes a claim
         // only when the seat has none, and otherwise acts under the current one.
@@ -169,6 +170,9 @@ impl SessionActor {
         // Stored without the lease token; an exact retry re-derives it.
         let stored = Answer { status: answer.status, body: seal(&Value::Object(result.clone())) };
         let mut ops = vec![self.answer_op(AnswerKind::Attach, &key, &request, &stored), self.lease_op()];
+        if let Some(seat_key) = registration {
+            ops.push(self.register_seat_key(seat_key)?);
+        }
         if self.pinned_controller.is_none()
             && let Some(controller) = map.get("controller")
         {

@@ -11,7 +11,7 @@ use gaos_json::{Map, Value, fnv1a32};
 use gaos_session::{ControllerKind, EpisodeHost, ErrorCode, SessionControllerIdentity, SessionHandle, SessionPolicy};
 
 use crate::arena::error::ArenaError;
-use crate::arena::keys::{EntrantKeys, signed_request_fields};
+use crate::arena::keys::EntrantKeys;
 use crate::arena::manifest::ArenaManifest;
 use crate::arena::plan::MatchPlan;
 use crate::arena::referee::{FORFEIT_TAG, RANDOM_TAG, RefereeDriver, SeatConduct};
@@ -19,7 +19,7 @@ use crate::benchmark::hosted::GameInfo;
 use crate::driver::AgentDriver;
 use crate::drivers::{DriverSettings, DriverSpec, ProcessConfig, ProcessDriver, ProcessStart, RandomDriver};
 use crate::error::FactoryError;
-use crate::host_seats::{OpenSeats, attach_seats, create_seats, read_attachment};
+use crate::host_seats::{OpenSeats, add_signing, attach_seats, create_seats, read_attachment};
 
 /// One seat of a match, ready to run.
 pub struct MatchSeat {
@@ -163,12 +163,8 @@ impl ArenaFactory {
             _ => Map::new(),
         };
         attachment.insert("host".into(), host.into());
-        let mut keys = self.keys.for_match(&self.manifest.arena.id, plan, &self.game.seats).map(Vec::into_iter);
         let mut seats = Vec::with_capacity(open.handles.len());
-        for ((mut handle, ids), seat) in open.handles.into_iter().zip(open.accepted).zip(&self.game.seats) {
-            if let Some(key) = keys.as_mut().and_then(Iterator::next) {
-                handle.set_signing_key(key)?;
-            }
+        for ((handle, ids), seat) in open.handles.into_iter().zip(open.accepted).zip(&self.game.seats) {
             let tagged = |tag: &str| ids.iter().filter(|id| id.split_once(':').is_some_and(|(t, _)| t == tag)).count();
             let (random, forfeit) = (tagged(RANDOM_TAG) as u64, tagged(FORFEIT_TAG) as u64);
             let accepted = ids.len() as u64;
@@ -197,11 +193,10 @@ impl ArenaFactory {
         if let Some(id) = &session_id {
             request.insert("sessionId".into(), id.clone().into());
         }
-        if let Some(keys) = self.keys.for_match(&self.manifest.arena.id, plan, &self.game.seats) {
-            request.extend(signed_request_fields(&self.game.seats, &keys));
-        }
+        let seats = self.keys.for_match(plan, &self.game.seats);
+        add_signing(&mut request, &seats);
         let request = Value::Object(request);
-        let open = create_seats(host, &request, &self.policy, &self.game.seats, session_id.as_deref(), "arena").await?;
+        let open = create_seats(host, &request, &self.policy, &seats, session_id.as_deref(), "arena").await?;
         self.session(plan, index, open)
     }
 
@@ -216,9 +211,10 @@ impl ArenaFactory {
         })?;
         match host.transcript(&session_id).await {
             Ok(transcript) => {
-                let seats = &self.game.seats;
-                let open = attach_seats(host.as_ref(), &session_id, &tokens, &transcript, &self.policy, seats, "arena")
-                    .await?;
+                let seats = self.keys.for_match(plan, &self.game.seats);
+                let open =
+                    attach_seats(host.as_ref(), &session_id, &tokens, &transcript, &self.policy, &seats, "arena")
+                        .await?;
                 self.session(plan, index, open)
             }
             Err(e) if e.code() == Some(&ErrorCode::UnknownSession) => self.create(plan).await,

@@ -20,7 +20,10 @@ use crate::benchmark::manifest::BenchmarkManifest;
 use crate::benchmark::plan::EpisodePlan;
 use crate::drivers::DriverSettings;
 use crate::error::FactoryError;
-use crate::host_seats::{OpenSeats, attach_seats, create_seats, read_attachment};
+use crate::host_seats::{
+    OpenSeats, SignedSeat, add_signing, attach_seats, create_seats, read_attachment, signed_seats,
+};
+use gaos_session::signing::SeatSigningKey;
 use gaos_session::{BoxFuture, EpisodeHost, SessionPolicy};
 
 /// What the factory knows about the benchmark's game.
@@ -59,6 +62,8 @@ pub struct HostedEpisodeFactory<H> {
     settings: DriverSettings,
     policy: SessionPolicy,
     manifest: Value,
+    /// Seat keys given for signed episodes (empty: unsigned episodes).
+    seat_keys: BTreeMap<String, SeatSigningKey>,
 }
 
 impl<H: EpisodeHost> HostedEpisodeFactory<H> {
@@ -93,7 +98,39 @@ impl<H: EpisodeHost> HostedEpisodeFactory<H> {
             )));
         }
         let policy = episode_policy(manifest, &drivers.agent(scored));
-        Ok(HostedEpisodeFactory { host, game, drivers, settings, policy, manifest: manifest.value().clone() })
+        Ok(HostedEpisodeFactory {
+            host,
+            game,
+            drivers,
+            settings,
+            policy,
+            manifest: manifest.value().clone(),
+            seat_keys: BTreeMap::new(),
+        })
+    }
+
+    /// Play signed episodes (RFC-010, `gaos bench run --seat-key SEAT=FILE`):
+    /// each episode's create names every seat's public key, and every seat's
+    /// handle signs its moves. A seat given no key signs with one derived
+    /// from the first given key (in seat order) and the episode
+    /// ([`SeatSigningKey::derive`]), so a resume, or a take-over of an
+    /// episode whose session outlived its run, signs with the same keys.
+    /// Refuses keys for seats the game does not have.
+    pub fn signed_by(mut self, keys: BTreeMap<String, SeatSigningKey>) -> Result<Self, FactoryError> {
+        if let Some(seat) = keys.keys().find(|s| !self.game.seats.contains(s)) {
+            return Err(FactoryError(format!(
+                "--seat-key names seat {seat:?}, but game {} has seats {}",
+                self.game.id,
+                self.game.seats.join(", ")
+            )));
+        }
+        self.seat_keys = keys;
+        Ok(self)
+    }
+
+    /// Every seat of episode `plan` with its key, in seat order (no keys: unsigned).
+    fn signed_seats(&self, plan: &EpisodePlan) -> Vec<SignedSeat> {
+        signed_seats(&self.game.seats, |seat| self.seat_keys.get(seat).cloned(), &episode_session_id(plan))
     }
 
     /// The agent identity (the scored seat's driver kind, the assignment as id).
@@ -147,11 +184,12 @@ impl<H: EpisodeHost> HostedEpisodeFactory<H> {
         // The manifest travels with the create, so any GAOS host can bind
         // the official score to it (the host checks it against the policy's
         // digest), not only one started with `--manifest`.
+        let seats = self.signed_seats(plan);
         if let Some(map) = request.as_object_mut() {
             map.insert("manifest".into(), self.manifest.clone());
+            add_signing(map, &seats);
         }
-        let open =
-            create_seats(&self.host, &request, &self.policy, &self.game.seats, session_id.as_deref(), "bench").await?;
+        let open = create_seats(&self.host, &request, &self.policy, &seats, session_id.as_deref(), "bench").await?;
         self.episode(plan, open)
     }
 }
@@ -169,9 +207,9 @@ impl<H: EpisodeHost> SessionFactory for HostedEpisodeFactory<H> {
             let (session_id, tokens) = read_attachment(&in_progress.attachment)?;
             match self.host.transcript(&session_id).await {
                 Ok(transcript) => {
-                    let seats = &self.game.seats;
+                    let seats = self.signed_seats(&in_progress.plan);
                     let open =
-                        attach_seats(&self.host, &session_id, &tokens, &transcript, &self.policy, seats, "bench")
+                        attach_seats(&self.host, &session_id, &tokens, &transcript, &self.policy, &seats, "bench")
                             .await?;
                     self.episode(&in_progress.plan, open)
                 }
