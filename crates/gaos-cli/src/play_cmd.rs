@@ -24,9 +24,9 @@ use gaos_host::handle::{InProcessSessionHandle, open_local_host};
 use gaos_json::{Map, Value, canonical_json};
 use gaos_runner::drivers::{DriverSettings, DriverSpec};
 use gaos_runner::{
-    AgentDriver, AttachRequest, BoxFuture, CancellationToken, ControllerKind, FinalizeMode, FinalizeRequest,
-    Observation, Pacing, Presenter, RunError, RunOptions, RunOutcome, RunPolicy, SessionControllerIdentity,
-    SessionHandle, SessionPolicy, SessionResult, run_session,
+    AgentDriver, AttachRequest, BoxFuture, CancellationToken, FinalizeMode, FinalizeRequest, Observation, Pacing,
+    Presenter, RunError, RunOptions, RunOutcome, RunPolicy, SessionControllerIdentity, SessionHandle, SessionPolicy,
+    SessionResult, run_session,
 };
 
 /// `gaos play` arguments.
@@ -217,21 +217,7 @@ fn check_console(args: &PlayArgs, assignments: Vec<(String, DriverSpec)>) -> Res
 
 /// The controller identity of the whole session, from its drivers.
 fn controller(specs: &[(String, DriverSpec)]) -> SessionControllerIdentity {
-    let kinds: std::collections::BTreeSet<&str> = specs
-        .iter()
-        .map(|(_, spec)| match spec {
-            DriverSpec::Human => "human",
-            DriverSpec::OpenAi { .. } => "provider",
-            DriverSpec::Process { .. } => "cli",
-            _ => "local-agent",
-        })
-        .collect();
-    let kind = match kinds.into_iter().collect::<Vec<_>>().as_slice() {
-        ["human"] => ControllerKind::Human,
-        ["provider"] => ControllerKind::Provider,
-        ["local-agent"] => ControllerKind::LocalAgent,
-        _ => ControllerKind::Mixed,
-    };
+    let kind = gaos_runner::drivers::session_controller_kind(specs.iter().map(|(_, spec)| spec));
     SessionControllerIdentity::new(kind, "gaos-play").with_version(env!("CARGO_PKG_VERSION"))
 }
 

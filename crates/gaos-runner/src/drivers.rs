@@ -32,6 +32,8 @@ pub use process::{ProcessConfig, ProcessDriver, ProcessStart};
 pub use random::RandomDriver;
 pub use scripted::ScriptedDriver;
 
+use gaos_session::ControllerKind;
+
 use crate::driver::AgentDriver;
 use crate::error::DriverError;
 
@@ -174,4 +176,26 @@ impl DriverSpec {
             }
         })
     }
+}
+
+impl DriverSpec {
+    /// What sort of controller this driver is (`SessionControllerIdentity.kind`).
+    pub fn controller_kind(&self) -> ControllerKind {
+        match self {
+            DriverSpec::Human => ControllerKind::Human,
+            DriverSpec::OpenAi { .. } => ControllerKind::Provider,
+            DriverSpec::Process { .. } => ControllerKind::Cli,
+            DriverSpec::Random { .. } | DriverSpec::FirstLegal | DriverSpec::Scripted { .. } => {
+                ControllerKind::LocalAgent
+            }
+        }
+    }
+}
+
+/// The controller kind of a session whose seats `specs` play: theirs when
+/// they all agree, `mixed` when they differ (or there are none).
+pub fn session_controller_kind<'a>(specs: impl IntoIterator<Item = &'a DriverSpec>) -> ControllerKind {
+    let mut kinds = specs.into_iter().map(DriverSpec::controller_kind);
+    let Some(first) = kinds.next() else { return ControllerKind::Mixed };
+    if kinds.all(|kind| kind == first) { first } else { ControllerKind::Mixed }
 }

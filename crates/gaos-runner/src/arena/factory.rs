@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use gaos_json::{Map, Value, fnv1a32};
-use gaos_session::{ControllerKind, EpisodeHost, ErrorCode, SessionControllerIdentity, SessionHandle, SessionPolicy};
+use gaos_session::{EpisodeHost, ErrorCode, SessionControllerIdentity, SessionHandle, SessionPolicy};
 
 use crate::arena::error::ArenaError;
 use crate::arena::keys::EntrantKeys;
@@ -17,7 +17,9 @@ use crate::arena::plan::MatchPlan;
 use crate::arena::referee::{FORFEIT_TAG, RANDOM_TAG, RefereeDriver, SeatConduct};
 use crate::benchmark::hosted::GameInfo;
 use crate::driver::AgentDriver;
-use crate::drivers::{DriverSettings, DriverSpec, ProcessConfig, ProcessDriver, ProcessStart, RandomDriver};
+use crate::drivers::{
+    DriverSettings, DriverSpec, ProcessConfig, ProcessDriver, ProcessStart, RandomDriver, session_controller_kind,
+};
 use crate::error::FactoryError;
 use crate::host_seats::{OpenSeats, add_signing, attach_seats, create_seats, read_attachment};
 
@@ -226,21 +228,7 @@ impl ArenaFactory {
 /// The session's controller: `gaos-arena:<id>`, of the kind every entrant
 /// shares (`mixed` when they differ).
 fn controller(manifest: &ArenaManifest) -> SessionControllerIdentity {
-    let kinds: std::collections::BTreeSet<&str> = manifest
-        .entrants
-        .iter()
-        .map(|e| match e.driver {
-            DriverSpec::OpenAi { .. } => "provider",
-            DriverSpec::Process { .. } => "cli",
-            _ => "local-agent",
-        })
-        .collect();
-    let kind = match kinds.into_iter().collect::<Vec<_>>().as_slice() {
-        ["provider"] => ControllerKind::Provider,
-        ["cli"] => ControllerKind::Cli,
-        ["local-agent"] => ControllerKind::LocalAgent,
-        _ => ControllerKind::Mixed,
-    };
+    let kind = session_controller_kind(manifest.entrants.iter().map(|e| &e.driver));
     SessionControllerIdentity::new(kind, format!("gaos-arena:{}", manifest.arena.id))
         .with_version(manifest.arena.version.clone())
 }
