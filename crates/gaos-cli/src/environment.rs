@@ -57,7 +57,6 @@ pub(crate) const READS: &[(&str, &[Variable])] = &[
     ("bench verify", &[]),
     ("arena run", &[OPERATOR_WITH_HOST, OPENAI_KEY]),
     ("arena verify", &[]),
-    ("keygen", &[]),
     (
         "mcp",
         &[
