@@ -60,14 +60,16 @@ pub(super) fn setup(args: &RunArgs, registry: &GameRegistry) -> Result<Setup, St
     if human && args.jobs > 1 {
         return Err("a human driver plays one episode at a time; use --jobs 1".into());
     }
-    let settings = DriverSettings { openai: args.openai.config(), ..DriverSettings::new(0, "player") };
+    let manifest_dir = args.manifest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let process = gaos_runner::drivers::ProcessSettings {
+        cwd: Some(std::fs::canonicalize(manifest_dir).map_err(|e| format!("{}: {e}", manifest_dir.display()))?),
+        ..Default::default()
+    };
+    let settings = DriverSettings { openai: args.openai.config(), process, ..DriverSettings::new(0, "player") };
     let out = match (&args.out, args.resume) {
         (Some(out), _) => out.clone(),
         (None, true) => return Err("--resume needs --out DIR (the directory of the run to continue)".into()),
-        (None, false) => {
-            let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
-            PathBuf::from("runs").join(format!("{}-{ms}", manifest.benchmark.id))
-        }
+        (None, false) => crate::run_support::default_run_dir(&manifest.benchmark.id),
     };
     let checkpoint = out.join("checkpoint.json");
     let resume = if args.resume {
