@@ -24,6 +24,11 @@ fn entry(key: &SeatSigningKey, seat: &str) -> Value {
     serde_json::from_str(&key.seat_key(seat, 1).to_string()).expect("a roster entry is JSON")
 }
 
+/// The race's tick period. The test clock moves on with real time too, so
+/// the period is far longer than a loaded machine takes between two steps
+/// (at the game's default 100 ms, a slow step let a second tick fire).
+const TICK_MS: i64 = 2_000;
+
 fn advance_clock(server: &TestServer, ms: i64) {
     let answer = post(&server.base_url, "/v1/admin/clock", Some(&server.operator_token), &json!({"advanceMs": ms}));
     assert_eq!(answer.status, 200, "{}", answer.text());
@@ -38,6 +43,7 @@ fn a_signed_session_takes_the_tick_bounded_timeout_policy_and_times_out_at_its_d
     let bounded = json!({"mode": "ticks", "windowTicks": 2});
     let race = |policy: Value| {
         json!({"game": "conformance/race", "levelId": "sprint", "seed": 3, "participantId": "p1",
+            "cadence": {"mode": "ticks", "ticksPerSecond": 1000.0 / TICK_MS as f64},
             "seatKeys": [entry(&p1, "p1"), entry(&p2, "p2")],
             "signaturePolicy": {"scheme": "gaos.submission.ed25519.v1"}, "timeoutPolicy": policy})
     };
@@ -61,6 +67,7 @@ fn a_signed_session_takes_the_tick_bounded_timeout_policy_and_times_out_at_its_d
     hilo["game"] = json!("conformance/hilo");
     hilo["seats"] = json!(["p1", "p2"]);
     hilo.as_object_mut().expect("object").remove("levelId");
+    hilo.as_object_mut().expect("object").remove("cadence");
     refused(hilo, "turns cadence");
     refused(json!({"game": "conformance/race", "timeoutPolicy": bounded}), "signed sessions");
 
@@ -88,10 +95,10 @@ fn a_signed_session_takes_the_tick_bounded_timeout_policy_and_times_out_at_its_d
             let revision = observation.revision();
             let command = observation.legal_actions().first().cloned().expect("p1 may boost");
             handle.act(command).await.expect("p1's signed move");
-            advance_clock(&server, 100);
+            advance_clock(&server, TICK_MS);
             let waiting = tick(&base, &session, session.token("p2"));
             assert_eq!(waiting["revision"], json!(revision), "one tick before the deadline resolves nothing");
-            advance_clock(&server, 100);
+            advance_clock(&server, TICK_MS);
             let moved = tick(&base, &session, session.token("p2"));
             assert_eq!(moved["revision"], json!(revision + 1), "at the deadline p2 is timed out: {moved}");
             windows += 1;

@@ -17,7 +17,6 @@ fn the_readme_names_every_crate_of_the_workspace() {
         .collect();
     crates.sort();
     assert!(crates.len() >= 13, "the workspace's crates were found: {crates:?}");
-    let missing: Vec<&String> =
-        crates.iter().filter(|name| !layout.contains(&format!("- `{name}`: "))).collect();
+    let missing: Vec<&String> = crates.iter().filter(|name| !layout.contains(&format!("- `{name}`: "))).collect();
     assert!(missing.is_empty(), "README.md's Layout has no line for {missing:?}");
 }
