@@ -9,7 +9,6 @@
 //! a stopped run without redoing completed episodes. `verify` checks a
 //! bundle: exit 0 valid, 1 invalid, 2 usage or IO error.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -20,21 +19,21 @@ use clap::{Args, Subcommand};
 use gaos_games::GameRegistry;
 use gaos_json::{Map, Value, canonical_json};
 use gaos_kernel::{Game, GameRef};
-use gaos_runner::CancellationToken;
 use gaos_runner::benchmark::{
     BenchmarkError, BenchmarkManifest, BenchmarkObserver, BenchmarkOptions, BenchmarkRun, BenchmarkStatus,
-    BundleReadError, Checkpoint, CompletedEpisode, DriverAssignment, EpisodePlan, GameInfo, HostedEpisodeFactory,
-    ReplayEpisodeVerifier, SessionFactory, Submission, pack_run_with_module, read_bundle_dir, run_benchmark,
-    scoring_plugin, verify_bundle, write_bundle_dir,
+    BundleReadError, CompletedEpisode, EpisodePlan, ReplayEpisodeVerifier, SessionFactory, Submission,
+    pack_run_with_module, read_bundle_dir, run_benchmark, scoring_plugin, verify_bundle, write_bundle_dir,
 };
-use gaos_runner::drivers::{DriverSettings, DriverSpec};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
+use setup::{Setup, setup};
+
+mod setup;
 
 /// `gaos bench` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
     /// Run (or --resume) a benchmark manifest; pack, verify and chart its bundle.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Verify a benchmark bundle (exit 0 valid, 1 invalid, 2 usage or IO error).
     Verify(VerifyArgs),
 }
@@ -45,9 +44,16 @@ pub struct RunArgs {
     /// The manifest (gaos.benchmark-manifest.v1 JSON).
     manifest: PathBuf,
     /// SPEC (every seat) or SEAT=SPEC; SPEC is random | random:SEED | first-legal |
-    /// scripted:FILE | human | openai | openai:MODEL. Seats not named play random.
+    /// scripted:FILE | human | openai | openai:MODEL | process:COMMAND (started in the
+    /// manifest's directory). Seats not named play random.
     #[arg(long = "driver")]
     drivers: Vec<String>,
+    /// Signed episodes (RFC-010): SEAT signs its moves with the key FILE
+    /// (`gaos keygen`); repeatable. Every seat then signs, a seat without a
+    /// file with a key derived from the first given one and the episode.
+    /// Required by a manifest with submission.requireSignedSeats.
+    #[arg(long = "seat-key", value_name = "SEAT=FILE")]
+    seat_keys: Vec<String>,
     /// Episodes run at once.
     #[arg(long, default_value_t = 1)]
     jobs: usize,
@@ -110,7 +116,7 @@ pub struct VerifyArgs {
 /// Run `gaos bench` with the games of `registry`.
 pub fn run(command: BenchCommand, registry: &GameRegistry) -> ExitCode {
     match command {
-        BenchCommand::Run(args) => run_command(args, registry),
+        BenchCommand::Run(args) => run_command(*args, registry),
         BenchCommand::Verify(args) => verify_command(args, registry),
     }
 }
@@ -127,97 +133,16 @@ fn resolver(registry: &GameRegistry) -> impl Fn(&GameRef) -> Option<Arc<dyn Game
 
 // ------------------------------------------------------------------- run
 
-/// Everything `run` needs, checked before any session is created.
-struct Setup {
-    manifest: BenchmarkManifest,
-    scorer: Arc<dyn gaos_runner::benchmark::ScoringPlugin>,
-    game: Arc<dyn Game>,
-    registry: GameRegistry,
-    /// The SHA-256 of the game module `benchmark.adapter` names, if it names one.
-    module_sha256: Option<String>,
-    drivers: DriverAssignment,
-    settings: DriverSettings,
-    out: PathBuf,
-    checkpoint: PathBuf,
-    resume: Option<Checkpoint>,
-}
-
-fn setup(args: &RunArgs, registry: &GameRegistry) -> Result<Setup, String> {
-    let text = std::fs::read_to_string(&args.manifest)
-        .map_err(|e| format!("cannot read the manifest {}: {e}", args.manifest.display()))?;
-    let manifest = BenchmarkManifest::parse(&text).map_err(|e| format!("{}: {e}", args.manifest.display()))?;
-    let scorer: Arc<dyn gaos_runner::benchmark::ScoringPlugin> =
-        Arc::from(scoring_plugin(&manifest.scoring.plugin).map_err(|e| e.to_string())?);
-    let mut registry = registry.clone();
-    let (game_id, module_sha256) = if crate::modules::is_module_reference(&manifest.benchmark.adapter) {
-        // A module path is relative to the manifest, so a benchmark directory moves as one.
-        let path = args.manifest.parent().unwrap_or(Path::new("")).join(&manifest.benchmark.adapter);
-        crate::modules::add_module_with_sha(&mut registry, &path, &args.module_limits.limits()?)?
-    } else {
-        (manifest.benchmark.adapter.clone(), None)
-    };
-    let game = registry.get(&game_id).ok_or_else(|| {
-        let known: Vec<String> = registry.list().iter().map(|g| g.game_ref().id).collect();
-        format!(
-            "benchmark.adapter {:?} is not a game gaos knows (games: {})",
-            manifest.benchmark.adapter,
-            known.join(", ")
-        )
-    })?;
-    let drivers = DriverAssignment::parse(&args.drivers)?;
-    if args.jobs == 0 {
-        return Err("--jobs must be at least 1".into());
-    }
-    let human = game.seats().iter().any(|seat| *drivers.spec_for(seat) == DriverSpec::Human);
-    if human && args.jobs > 1 {
-        return Err("a human driver plays one episode at a time; use --jobs 1".into());
-    }
-    let settings = DriverSettings { openai: args.openai.config(), ..DriverSettings::new(0, "player") };
-    let out = match (&args.out, args.resume) {
-        (Some(out), _) => out.clone(),
-        (None, true) => return Err("--resume needs --out DIR (the directory of the run to continue)".into()),
-        (None, false) => {
-            let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
-            PathBuf::from("runs").join(format!("{}-{ms}", manifest.benchmark.id))
-        }
-    };
-    let checkpoint = out.join("checkpoint.json");
-    let resume = if args.resume {
-        if !checkpoint.exists() {
-            return Err(format!("{} holds no run to resume (no checkpoint.json)", out.display()));
-        }
-        Some(Checkpoint::load(&checkpoint).map_err(|e| e.to_string())?)
-    } else {
-        if checkpoint.exists() {
-            return Err(format!(
-                "{} already holds a run; pass --resume to continue it, or choose another --out",
-                out.display()
-            ));
-        }
-        std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-        None
-    };
-    Ok(Setup { manifest, scorer, game, registry, module_sha256, drivers, settings, out, checkpoint, resume })
-}
-
 fn run_command(args: RunArgs, registry: &GameRegistry) -> ExitCode {
     let setup = match setup(&args, registry) {
         Ok(setup) => setup,
         Err(e) => return usage(e),
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => return usage(format!("cannot start the async runtime: {e}")),
-    };
-    let code = runtime.block_on(run_async(&args, setup));
-    // A person's prompt may still block a thread on stdin; do not wait for it.
-    runtime.shutdown_timeout(Duration::from_millis(100));
-    code
+    crate::run_support::block_on(run_async(&args, setup), usage)
 }
 
 async fn run_async(args: &RunArgs, setup: Setup) -> ExitCode {
-    let Setup { manifest, scorer, game, registry, module_sha256, drivers, settings, out, checkpoint, resume } = setup;
-    let info = GameInfo::from_game(game.as_ref());
+    let Setup { manifest, scorer, game, registry, module_sha256, entrants, out, checkpoint, resume } = setup;
     let (factory, agent, where_): (Arc<dyn SessionFactory>, _, String) = match &args.host {
         None => {
             let data = args.host_data.clone().unwrap_or_else(|| out.join("host"));
@@ -226,22 +151,15 @@ async fn run_async(args: &RunArgs, setup: Setup) -> ExitCode {
                 Err(e) => return usage(format!("cannot open the run's host in {}: {e}", data.display())),
             };
             let episode_host = gaos_host::bench::InProcessEpisodeHost::new(&host);
-            match HostedEpisodeFactory::new(episode_host, &manifest, info, drivers, settings) {
-                Ok(factory) => {
-                    let agent = factory.agent();
-                    (Arc::new(factory), agent, "in process".to_owned())
-                }
+            match entrants.factory(episode_host, &manifest, game.as_ref()) {
+                Ok((factory, agent)) => (factory, agent, "in process".to_owned()),
                 Err(e) => return usage(e),
             }
         }
         Some(url) => {
-            let Some(token) = args
-                .token
-                .clone()
-                .or_else(|| std::env::var("GAOS_OPERATOR_TOKEN").ok())
-                .filter(|t| !t.trim().is_empty())
-            else {
-                return usage("--host needs the operator token: pass --token or set GAOS_OPERATOR_TOKEN");
+            let token = match crate::run_support::operator_token(args.token.as_ref()) {
+                Ok(token) => token,
+                Err(e) => return usage(e),
             };
             // `--host URL,URL,…`: the episodes spread over the hosts of a cluster.
             let urls: Vec<String> =
@@ -250,23 +168,14 @@ async fn run_async(args: &RunArgs, setup: Setup) -> ExitCode {
                 Ok(host) => host,
                 Err(e) => return usage(e),
             };
-            match HostedEpisodeFactory::new(episode_host, &manifest, info, drivers, settings) {
-                Ok(factory) => {
-                    let agent = factory.agent();
-                    (Arc::new(factory), agent, url.clone())
-                }
+            match entrants.factory(episode_host, &manifest, game.as_ref()) {
+                Ok((factory, agent)) => (factory, agent, url.clone()),
                 Err(e) => return usage(e),
             }
         }
     };
     let resumed = resume.as_ref().map(|c| (c.completed.len(), c.in_progress.len()));
-    let cancel = CancellationToken::new();
-    let interrupt = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            interrupt.cancel();
-        }
-    });
+    let cancel = crate::run_support::cancel_on_ctrl_c();
     let mut options = BenchmarkOptions::new(args.jobs, agent.clone());
     options.resume = resume;
     options.checkpoint_path = Some(checkpoint.clone());
@@ -362,13 +271,7 @@ fn finish(
     let packed =
         pack_run_with_module(manifest, run, submission, module_sha256.as_deref()).map_err(|e| e.to_string())?;
     let bundle = out.join("bundle");
-    let staging = out.join(format!(".bundle-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&staging);
-    write_bundle_dir(&staging, &packed.files).map_err(|e| e.to_string())?;
-    if bundle.exists() {
-        std::fs::remove_dir_all(&bundle).map_err(|e| format!("cannot replace {}: {e}", bundle.display()))?;
-    }
-    std::fs::rename(&staging, &bundle).map_err(|e| format!("cannot move the bundle to {}: {e}", bundle.display()))?;
+    crate::run_support::replace_dir(&bundle, |dir| write_bundle_dir(dir, &packed.files).map_err(|e| e.to_string()))?;
     let read = read_bundle_dir(&bundle).map_err(|e| format!("the bundle just written does not read back: {e}"))?;
     let resolve = resolver(registry);
     let scorer = scoring_plugin(&manifest.scoring.plugin).map_err(|e| e.to_string())?;
@@ -376,7 +279,7 @@ fn finish(
     let verification = verify_bundle(&read, manifest, &verifier);
     let chart = out.join("scores.svg");
     let aggregate = run.aggregate.as_ref().ok_or("a complete run has an aggregate")?;
-    let svg = task_scores_svg(manifest, aggregate)?;
+    let svg = crate::charts::task_scores_svg(manifest, aggregate)?;
     std::fs::write(&chart, svg.as_bytes()).map_err(|e| format!("cannot write {}: {e}", chart.display()))?;
     let report = out.join("report.html");
     let html = gaos_web::bench_report::report_html(
@@ -508,18 +411,8 @@ struct Progress {
 
 impl Progress {
     fn new() -> Self {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let bar = ProgressBar::new(0);
-            let style = ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:40.cyan/blue} {pos}/{len} episodes ({msg}) ETA {eta}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> ");
-            bar.set_style(style);
-            bar
-        });
         Progress {
-            bar,
+            bar: crate::run_support::progress_bar("episodes"),
             total: AtomicUsize::new(0),
             done: AtomicUsize::new(0),
             completed: AtomicUsize::new(0),
@@ -653,17 +546,14 @@ fn verify_command(args: VerifyArgs, registry: &GameRegistry) -> ExitCode {
     };
     let mut registry = registry.clone();
     let adapter = &manifest.benchmark.adapter;
-    let module = match (&args.adapter, &args.manifest) {
-        (Some(file), _) => Some(file.clone()),
-        (None, Some(path)) if crate::modules::is_module_reference(adapter) => {
-            Some(path.parent().unwrap_or(Path::new("")).join(adapter))
-        }
-        (None, None) if crate::modules::is_module_reference(adapter) => {
-            return usage(format!(
-                "this benchmark's game is the game module {adapter:?}: pass --adapter FILE (or --manifest FILE beside it)"
-            ));
-        }
-        (None, _) => None,
+    let module = match crate::modules::verifier_module(
+        adapter,
+        args.adapter.as_deref(),
+        args.manifest.as_deref(),
+        "benchmark",
+    ) {
+        Ok(module) => module,
+        Err(e) => return usage(e),
     };
     let (game_id, module_sha256) = match module {
         Some(path) => match args
@@ -719,73 +609,4 @@ fn verify_command(args: VerifyArgs, registry: &GameRegistry) -> ExitCode {
         }
     }
     if verification.valid { ExitCode::SUCCESS } else { ExitCode::FAILURE }
-}
-
-// ----------------------------------------------------------------- chart
-
-/// A bar chart of the task scores (SVG, drawn with plotters' SVG backend:
-/// no fonts or system libraries; text is laid out with plotters' estimate
-/// and rendered by the viewer).
-fn task_scores_svg(
-    manifest: &BenchmarkManifest,
-    aggregate: &gaos_runner::benchmark::Aggregate,
-) -> Result<String, String> {
-    use plotters::prelude::*;
-    use plotters::style::text_anchor::{HPos, Pos, VPos};
-
-    let scores: Vec<(String, f64)> = aggregate.task_scores.clone();
-    let top = scores.iter().map(|(_, s)| *s).fold(1.0f64, f64::max) * 1.1;
-    let width = (200 + 120 * scores.len() as u32).clamp(640, 1600);
-    let mut svg = String::new();
-    {
-        let chart_error = |e: &dyn std::fmt::Display| format!("cannot draw the chart: {e}");
-        let root = SVGBackend::with_string(&mut svg, (width, 420)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| chart_error(&e))?;
-        let caption = format!(
-            "{} {}: task scores (aggregate {:.4}, {})",
-            manifest.benchmark.id,
-            manifest.benchmark.version,
-            aggregate.aggregate_score,
-            manifest.scoring.aggregation.as_str()
-        );
-        let mut chart = ChartBuilder::on(&root)
-            .caption(caption, ("sans-serif", 18))
-            .margin(16)
-            .x_label_area_size(36)
-            .y_label_area_size(52)
-            .build_cartesian_2d((0..scores.len().saturating_sub(1)).into_segmented(), 0f64..top)
-            .map_err(|e| chart_error(&e))?;
-        let names: Vec<String> = scores.iter().map(|(id, _)| id.clone()).collect();
-        let label = |value: &SegmentValue<usize>| match value {
-            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => names.get(*i).cloned().unwrap_or_default(),
-            SegmentValue::Last => String::new(),
-        };
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .light_line_style(WHITE)
-            .x_labels(scores.len().max(1))
-            .x_label_formatter(&label)
-            .y_desc(format!("score ({})", manifest.scoring.plugin))
-            .draw()
-            .map_err(|e| chart_error(&e))?;
-        chart
-            .draw_series(scores.iter().enumerate().map(|(i, (_, score))| {
-                let mut bar = Rectangle::new(
-                    [(SegmentValue::Exact(i), 0.0), (SegmentValue::Exact(i + 1), *score)],
-                    BLUE.mix(0.7).filled(),
-                );
-                bar.set_margin(0, 0, 12, 12);
-                bar
-            }))
-            .map_err(|e| chart_error(&e))?;
-        let value_style = TextStyle::from(("sans-serif", 14).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom));
-        chart
-            .draw_series(scores.iter().enumerate().map(|(i, (_, score))| {
-                Text::new(format!("{score:.3}"), (SegmentValue::CenterOf(i), *score + top * 0.01), value_style.clone())
-            }))
-            .map_err(|e| chart_error(&e))?;
-        root.present().map_err(|e| chart_error(&e))?;
-    }
-    Ok(svg)
 }

@@ -8,8 +8,8 @@ use clap::{Parser, Subcommand};
 use gaos_games::GameRegistry;
 
 use crate::{
-    bench_cmd, games_cmd, kernel_bench, keygen_cmd, loadgen, long_bench, mcp_cmd, modules, play_cmd, replay_cmd,
-    serve_cmd, session_cmd,
+    arena_cmd, bench_cmd, games_cmd, kernel_bench, keygen_cmd, loadgen, long_bench, mcp_cmd, modules, play_cmd,
+    replay_cmd, serve_cmd, session_cmd,
 };
 
 /// `gaos --version`: the crate version and the git commit it was built from
@@ -77,6 +77,11 @@ pub(crate) enum Command {
     Bench {
         #[command(subcommand)]
         command: bench_cmd::BenchCommand,
+    },
+    /// Tournaments between agents: run (or resume) an arena manifest, verify a bundle.
+    Arena {
+        #[command(subcommand)]
+        command: arena_cmd::ArenaCommand,
     },
     /// Serve one seat's tools to an MCP client (an LLM agent) over stdio.
     Mcp(mcp_cmd::McpArgs),
@@ -166,6 +171,7 @@ pub(crate) fn dispatch(command: Command, registry: &GameRegistry) -> ExitCode {
         Command::LongBench { bench } => long_bench::run(bench),
         Command::Play(args) => play_cmd::run(args, registry),
         Command::Bench { command } => bench_cmd::run(command, registry),
+        Command::Arena { command } => arena_cmd::run(command, registry),
         Command::Mcp(args) => mcp_cmd::run(args),
         Command::Keygen(args) => keygen_cmd::run(args),
         Command::Session { command } => session_cmd::run(command),

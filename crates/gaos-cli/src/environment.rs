@@ -55,6 +55,8 @@ pub(crate) const READS: &[(&str, &[Variable])] = &[
     ("play", &[OPERATOR_WITH_HOST, OPENAI_KEY]),
     ("bench run", &[OPERATOR_WITH_HOST, OPENAI_KEY]),
     ("bench verify", &[]),
+    ("arena run", &[OPERATOR_WITH_HOST, OPENAI_KEY]),
+    ("arena verify", &[]),
     (
         "mcp",
         &[

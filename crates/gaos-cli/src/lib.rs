@@ -1,5 +1,5 @@
 //! The `gaos` command line as a library: a crate with games of its own gets
-//! every subcommand (serve, games, play, bench, mcp, replay, conformance,
+//! every subcommand (serve, games, play, bench, arena, mcp, replay, conformance,
 //! kernel-bench, loadgen, session) serving the built-in games and its own.
 //!
 //! ```no_run
@@ -17,7 +17,11 @@
 //! the kernel allocates many small JSON values per transition.
 
 mod app;
+mod arena_cmd;
+mod arena_progress;
+mod arena_verify;
 mod bench_cmd;
+mod charts;
 mod cli;
 mod environment;
 mod games_cmd;
@@ -33,6 +37,8 @@ mod openai_args;
 mod play_cmd;
 mod play_console;
 mod replay_cmd;
+mod run_support;
+mod seat_key_args;
 mod serve_cmd;
 mod session_cmd;
 mod store_args;

@@ -85,6 +85,28 @@ pub fn is_module_reference(adapter: &str) -> bool {
     }
 }
 
+/// The game module that verifies a bundle whose manifest names `adapter`:
+/// `--adapter FILE` when given, else the module `adapter` names beside the
+/// independent `--manifest FILE`; `None` for a game id. A module adapter
+/// with neither is a usage error (`what`: "benchmark", "tournament").
+pub fn verifier_module(
+    adapter: &str,
+    adapter_file: Option<&Path>,
+    manifest_file: Option<&Path>,
+    what: &str,
+) -> Result<Option<PathBuf>, String> {
+    match (adapter_file, manifest_file) {
+        (Some(file), _) => Ok(Some(file.to_path_buf())),
+        (None, Some(path)) if is_module_reference(adapter) => {
+            Ok(Some(path.parent().unwrap_or(Path::new("")).join(adapter)))
+        }
+        (None, None) if is_module_reference(adapter) => Err(format!(
+            "this {what}'s game is the game module {adapter:?}: pass --adapter FILE (or --manifest FILE beside it)"
+        )),
+        (None, _) => Ok(None),
+    }
+}
+
 /// The module files of `dir` (`*.mjs` and `*.js`, not in subdirectories:
 /// those are the modules' own imports), in name order.
 pub fn modules_in(dir: &Path) -> Result<Vec<PathBuf>, String> {

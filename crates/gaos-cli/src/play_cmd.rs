@@ -24,9 +24,9 @@ use gaos_host::handle::{InProcessSessionHandle, open_local_host};
 use gaos_json::{Map, Value, canonical_json};
 use gaos_runner::drivers::{DriverSettings, DriverSpec};
 use gaos_runner::{
-    AgentDriver, AttachRequest, BoxFuture, CancellationToken, ControllerKind, FinalizeMode, FinalizeRequest,
-    Observation, Pacing, Presenter, RunError, RunOptions, RunOutcome, RunPolicy, SessionControllerIdentity,
-    SessionHandle, SessionPolicy, SessionResult, run_session,
+    AgentDriver, AttachRequest, BoxFuture, CancellationToken, FinalizeMode, FinalizeRequest, Observation, Pacing,
+    Presenter, RunError, RunOptions, RunOutcome, RunPolicy, SessionControllerIdentity, SessionHandle, SessionPolicy,
+    SessionResult, run_session,
 };
 
 /// `gaos play` arguments.
@@ -43,7 +43,8 @@ pub struct PlayArgs {
     /// Without --seat, --drivers go to the game's seats in order.
     #[arg(long = "seat")]
     seats: Vec<String>,
-    /// random | random:SEED | first-legal | scripted:FILE | human | openai | openai:MODEL
+    /// random | random:SEED | first-legal | scripted:FILE | human | openai | openai:MODEL |
+    /// process:COMMAND (a program speaking JSON lines; docs/process-agents.md)
     #[arg(long = "driver")]
     drivers: Vec<String>,
     /// Session seed (also seeds random drivers: seed XOR fnv1a(seat)); random when absent.
@@ -149,17 +150,7 @@ fn signing_keys(
     if specs.is_empty() {
         return Ok(None);
     }
-    let mut given = std::collections::BTreeMap::new();
-    for spec in specs {
-        let (seat, file) = spec.split_once('=').ok_or_else(|| format!("--seat-key {spec}: expected SEAT=FILE"))?;
-        if !seats.iter().any(|s| s == seat) {
-            return Err(format!("--seat-key {spec}: no seat {seat:?} (seats: {})", seats.join(", ")));
-        }
-        let key = SeatSigningKey::read_file(std::path::Path::new(file)).map_err(|e| format!("--seat-key {e}"))?;
-        if given.insert(seat.to_owned(), key).is_some() {
-            return Err(format!("--seat-key: seat {seat} has two keys"));
-        }
-    }
+    let mut given = crate::seat_key_args::read_seat_keys(specs, seats)?;
     Ok(Some(
         seats
             .iter()
@@ -226,20 +217,7 @@ fn check_console(args: &PlayArgs, assignments: Vec<(String, DriverSpec)>) -> Res
 
 /// The controller identity of the whole session, from its drivers.
 fn controller(specs: &[(String, DriverSpec)]) -> SessionControllerIdentity {
-    let kinds: std::collections::BTreeSet<&str> = specs
-        .iter()
-        .map(|(_, spec)| match spec {
-            DriverSpec::Human => "human",
-            DriverSpec::OpenAi { .. } => "provider",
-            _ => "local-agent",
-        })
-        .collect();
-    let kind = match kinds.into_iter().collect::<Vec<_>>().as_slice() {
-        ["human"] => ControllerKind::Human,
-        ["provider"] => ControllerKind::Provider,
-        ["local-agent"] => ControllerKind::LocalAgent,
-        _ => ControllerKind::Mixed,
-    };
+    let kind = gaos_runner::drivers::session_controller_kind(specs.iter().map(|(_, spec)| spec));
     SessionControllerIdentity::new(kind, "gaos-play").with_version(env!("CARGO_PKG_VERSION"))
 }
 
@@ -271,28 +249,41 @@ pub fn run(mut args: PlayArgs, registry: &GameRegistry) -> ExitCode {
         nanos ^ std::process::id().rotate_left(16)
     });
     let openai = args.openai.config();
+    // What a `process` driver's start message says: the game, the level played and the seed.
+    let levels = registry.get(&args.game).map(|g| g.levels()).unwrap_or_default();
+    let level = match &args.level_id {
+        Some(id) => levels.into_iter().find(|l| &l.id == id),
+        None => levels.into_iter().next(),
+    };
     let mut drivers: Vec<Box<dyn AgentDriver>> = Vec::new();
-    for (seat, spec) in &assignments {
-        let settings = DriverSettings { openai: openai.clone(), ..DriverSettings::new(seed, seat.clone()) };
+    for ((seat, spec), text) in
+        assignments.iter().zip(args.drivers.iter().map(String::as_str).chain(std::iter::repeat("random")))
+    {
+        let start = gaos_runner::drivers::ProcessStart {
+            game: args.game.clone(),
+            seat: seat.clone(),
+            level_id: level.as_ref().map(|l| l.id.clone()).or_else(|| args.level_id.clone()).unwrap_or_default(),
+            level: level.as_ref().map_or(Value::Null, |l| l.level.clone()),
+            seed,
+            entrant: text.to_owned(),
+        };
+        let process = gaos_runner::drivers::ProcessSettings { start, ..Default::default() };
+        let settings = DriverSettings { openai: openai.clone(), process, ..DriverSettings::new(seed, seat.clone()) };
         match spec.build(&settings) {
             Ok(driver) => drivers.push(driver),
             Err(e) => return usage(format!("seat {seat}: {e}")),
         }
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => return usage(format!("cannot start the async runtime: {e}")),
-    };
-    let result = runtime.block_on(play(&args, registry, &assignments, drivers, seed));
-    // A person's prompt may still block a thread on stdin; do not wait for it.
-    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("gaos play: {e}");
-            ExitCode::FAILURE
+    let played = async {
+        match play(&args, registry, &assignments, drivers, seed).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("gaos play: {e}");
+                ExitCode::FAILURE
+            }
         }
-    }
+    };
+    crate::run_support::block_on(played, usage)
 }
 
 async fn play(
@@ -332,28 +323,16 @@ async fn play(
             for (i, seat) in seats.iter().enumerate().skip(1) {
                 let token = created.seat_token(seat).ok_or_else(|| format!("the session has no seat {seat:?}"))?;
                 let attach = AttachRequest::new(format!("gaos-play:{seat}"));
-                let mut handle = InProcessSessionHandle::attach(&host, token, &created.session_id, &attach, &policy)
+                let handle = InProcessSessionHandle::attach(&host, token, &created.session_id, &attach, &policy)
                     .await
                     .map_err(|e| format!("attach {seat}: {e}"))?;
-                if let Some(key) = key_of(i) {
-                    handle = handle.with_signing_key(key);
-                }
-                handles.push(Box::new(handle));
+                handles.push(Box::new(handle.with_signing_key(key_of(i))));
             }
-            let creator = match key_of(0) {
-                Some(key) => created.handle.with_signing_key(key),
-                None => created.handle,
-            };
-            handles.insert(0, Box::new(creator));
+            handles.insert(0, Box::new(created.handle.with_signing_key(key_of(0))));
             (handles, "in process".to_owned())
         }
         Some(url) => {
-            let token = args
-                .token
-                .clone()
-                .or_else(|| std::env::var("GAOS_OPERATOR_TOKEN").ok())
-                .filter(|t| !t.trim().is_empty())
-                .ok_or("--host needs the operator token: pass --token or set GAOS_OPERATOR_TOKEN")?;
+            let token = crate::run_support::operator_token(args.token.as_ref())?;
             let operator = SessionClient::new(url, token).map_err(|e| e.to_string())?;
             let created =
                 RemoteSessionHandle::create(&operator, &request, &policy).await.map_err(|e| format!("create: {e}"))?;
@@ -361,19 +340,12 @@ async fn play(
             for (i, seat) in seats.iter().enumerate().skip(1) {
                 let client = created.seat_client(seat).map_err(|e| e.to_string())?;
                 let attach = AttachRequest::new(format!("gaos-play:{seat}"));
-                let mut handle = RemoteSessionHandle::attach(client, &created.session_id, &attach, &policy)
+                let handle = RemoteSessionHandle::attach(client, &created.session_id, &attach, &policy)
                     .await
                     .map_err(|e| format!("attach {seat}: {e}"))?;
-                if let Some(key) = key_of(i) {
-                    handle = handle.with_signing_key(key);
-                }
-                handles.push(Box::new(handle));
+                handles.push(Box::new(handle.with_signing_key(key_of(i))));
             }
-            let creator = match key_of(0) {
-                Some(key) => created.handle.with_signing_key(key),
-                None => created.handle,
-            };
-            handles.insert(0, Box::new(creator));
+            handles.insert(0, Box::new(created.handle.with_signing_key(key_of(0))));
             (handles, operator.base_url().to_owned())
         }
     };
@@ -391,13 +363,7 @@ async fn play(
     let handles: Vec<Arc<dyn SessionHandle>> = handles.into_iter().map(Arc::from).collect();
     // One seat failing (or Ctrl-C) stops every seat: the others would wait
     // for it forever. The session itself stays as it is.
-    let cancel = CancellationToken::new();
-    let interrupt = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            interrupt.cancel();
-        }
-    });
+    let cancel = crate::run_support::cancel_on_ctrl_c();
     let mut tasks = Vec::new();
     for (handle, mut driver) in handles.iter().cloned().zip(drivers) {
         let seat = handle.seat().to_owned();

@@ -136,6 +136,12 @@ pub struct ServeArgs {
     /// the host (page links carry no token).
     #[arg(long, value_name = "DIR")]
     pub bench_reports: Option<PathBuf>,
+    /// Serve the tournaments in DIR (output directories of `gaos arena
+    /// run`) at /arena/: each one's standings and report, its matches
+    /// opening in the replay viewer. Read-only, only regular files under
+    /// DIR, and open to anyone who reaches the host.
+    #[arg(long, value_name = "DIR")]
+    pub arena_reports: Option<PathBuf>,
     /// Hold the benchmark manifest FILE (repeatable): an official
     /// evaluation whose policy names its digest is bound to it, also
     /// when the create request does not carry the manifest.
@@ -183,12 +189,17 @@ pub fn run(registry: &GameRegistry, args: ServeArgs) -> ExitCode {
         game_dirs,
         module_limits,
         bench_reports,
+        arena_reports,
         manifests,
         allowed_hosts,
         mcp_max_sessions,
     } = args;
     if mcp_max_sessions == 0 {
         eprintln!("gaos serve: --mcp-max-sessions must be at least 1");
+        return ExitCode::from(2);
+    }
+    if let Some(dir) = arena_reports.as_ref().filter(|d| !d.is_dir()) {
+        eprintln!("gaos serve: --arena-reports {}: not a directory", dir.display());
         return ExitCode::from(2);
     }
     let registry = match crate::modules::with_modules(registry, &game_modules, &game_dirs, &module_limits) {
@@ -281,8 +292,12 @@ pub fn run(registry: &GameRegistry, args: ServeArgs) -> ExitCode {
         if let Some(dir) = &bench_reports {
             println!("gaos serve: benchmark reports of {} at http://{address}/bench/", dir.display());
         }
+        if let Some(dir) = &arena_reports {
+            println!("gaos serve: tournaments of {} at http://{address}/arena/", dir.display());
+        }
         let web =
             gaos_web::WebOptions { registry: host.registry().clone(), authorize, bench_reports: bench_reports.clone() };
+        let arena = arena_reports.clone().map(gaos_web::arena_reports_router);
         let host = host.clone();
         let resolve_seat: gaos_mcp::http::ResolveSeat =
             Arc::new(move |token: &str| match host.caller_blocking(Some(token)) {
@@ -300,9 +315,14 @@ pub fn run(registry: &GameRegistry, args: ServeArgs) -> ExitCode {
             println!("gaos serve: answering loopback host names only (--allowed-host NAME to widen)");
         }
         let _ = std::io::Write::flush(&mut std::io::stdout());
+        let mounts = gaos_mcp::http::router(mcp);
+        let mounts = match arena {
+            Some(arena) => mounts.merge(arena),
+            None => mounts,
+        };
         // Every response, the host's own routes too: the Host check and
         // the security headers.
-        gaos_web::application(routes, gaos_mcp::http::router(mcp), web, check)
+        gaos_web::application(routes, mounts, web, check)
     };
     match runtime.block_on(serve_with_app(options, app, shutdown)) {
         Ok(()) => ExitCode::SUCCESS,

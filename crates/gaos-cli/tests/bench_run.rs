@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -106,19 +106,8 @@ fn run_until_killed(args: &[&str], checkpoint: &Path, env: &[(&str, &str)]) {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn gaos bench run");
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        if checkpoint_ids(checkpoint, "completed").len() >= 3 {
-            break;
-        }
-        if let Some(status) = child.try_wait().expect("poll the child") {
-            panic!("the run ended ({status}) before it could be killed; the manifest needs more episodes");
-        }
-        assert!(Instant::now() < deadline, "no episode completed within two minutes");
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    child.kill().expect("SIGKILL");
-    child.wait().expect("reap");
+    let ready = || checkpoint_ids(checkpoint, "completed").len() >= 3;
+    gaos_testkit::kill::kill_when(&mut child, ready, Duration::from_secs(120), "the run (it needs more episodes)");
 }
 
 #[test]

@@ -3,7 +3,10 @@
 //! session whose owner is killed (SIGKILL) moves to another host with its
 //! transcript, revision, seat tokens, leases and pending intents; an owner
 //! stopped (SIGSTOP) past its membership lease that wakes after its session
-//! moved stores nothing more under its old epoch and forwards instead.
+//! moved stores nothing more under its old epoch and forwards instead; a
+//! turn deadline armed by the old owner fires at the same time on the new one;
+//! `/mcp` of a host that does not own a session drives its seat there; a host
+//! without a session's game module never claims it.
 
 use std::time::{Duration, Instant};
 
@@ -25,6 +28,11 @@ struct TestCluster {
 impl TestCluster {
     /// `n` hosts sharing one database, operator token and host key.
     fn start(n: usize) -> TestCluster {
+        TestCluster::start_with(n, |_| Vec::new())
+    }
+
+    /// [`TestCluster::start`], host `i` with `extra(i)` more arguments.
+    fn start_with(n: usize, extra: impl Fn(usize) -> Vec<String>) -> TestCluster {
         let url = postgres::server().database("cluster");
         let token = format!("gaos_op_{}", "ab".repeat(32));
         let key = "cd".repeat(32);
@@ -36,7 +44,9 @@ impl TestCluster {
             std::fs::write(dir.path().join("host-key"), &key).expect("key");
             let lease = LEASE_MS.to_string();
             let node = format!("node-{i}");
-            let args = ["--store", url.as_str(), "--node-id", node.as_str(), "--node-lease-ms", lease.as_str()];
+            let mut args = vec!["--store", url.as_str(), "--node-id", node.as_str(), "--node-lease-ms", lease.as_str()];
+            let more = extra(i);
+            args.extend(more.iter().map(String::as_str));
             hosts.push(TestServer::start_in(GAOS, dir.path(), &args));
             dirs.push(dir);
         }
@@ -251,4 +261,133 @@ fn a_stopped_owner_that_wakes_after_its_session_moved_stores_nothing_under_its_o
         ),
     );
     assert_eq!(old_after_move, "0");
+}
+
+/// A turn deadline is durable, not a fresh turn per host: the session's new
+/// owner fires the timeout at the deadline the old owner armed (on the
+/// database's clock), not a whole turn after it took the session over.
+#[test]
+fn a_turn_deadline_survives_its_session_moving_to_another_host() {
+    const TURN_MS: u64 = 6_000;
+    let mut cluster = TestCluster::start(2);
+    let created_at = Instant::now();
+    let session = create_session(
+        cluster.base(0),
+        cluster.operator(),
+        &json!({"game": "conformance/tictactoe", "level": {"board": ".........", "first": "x"},
+                "timeouts": {"turnMs": TURN_MS}}),
+    );
+    let x = session.token("x").to_owned();
+    assert_eq!(node_of(&http::get(cluster.base(0), &session.path("tick"), Some(&x))), "node-0");
+    cluster.hosts[0].kill();
+    let (served, _) = get_when_served(cluster.base(1), &session.path("tick"), &x, Duration::from_secs(10));
+    assert_eq!(node_of(&served), "node-1");
+    let claimed_at = Instant::now();
+    let x_timed_out = || {
+        let (_, events) = transcript(cluster.base(1), cluster.operator(), &session);
+        events.iter().any(|e| e["kind"] == json!("timeout") && e["participantId"] == json!("x"))
+    };
+    // A fresh turn would time out TURN_MS after the claim; the durable
+    // deadline expires TURN_MS after the create, well before that.
+    let fresh_turn_ends = claimed_at + Duration::from_millis(TURN_MS);
+    while !x_timed_out() {
+        assert!(
+            Instant::now() + Duration::from_millis(500) < fresh_turn_ends,
+            "x's turn did not time out at its deadline ({TURN_MS} ms after the create, {} ms before the claim)",
+            claimed_at.duration_since(created_at).as_millis()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        created_at.elapsed() >= Duration::from_millis(TURN_MS - 200),
+        "the timeout came early: {} ms after the create",
+        created_at.elapsed().as_millis()
+    );
+}
+
+/// One JSON-RPC message to `/mcp` of `base` as `token`: the answer's
+/// message (the transport answers JSON or one SSE `data:` line) and the
+/// MCP session id it names.
+fn mcp(base: &str, token: &str, session: Option<&str>, message: &serde_json::Value) -> (serde_json::Value, String) {
+    let auth = format!("Bearer {token}");
+    let mut headers = vec![
+        ("Authorization", auth.as_str()),
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    if let Some(session) = session {
+        headers.push(("Mcp-Session-Id", session));
+    }
+    let body = message.to_string();
+    let answer = http::send(base, "POST", "/mcp", &headers, Some(body.as_bytes())).expect("POST /mcp");
+    assert!(answer.is_success(), "{}: {}", message["method"], answer.text());
+    let id = answer.header("mcp-session-id").unwrap_or(session.unwrap_or_default()).to_owned();
+    let text = answer.text();
+    // An SSE answer may open with an empty priming event.
+    let json = match text.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).find(|d| !d.is_empty()) {
+        Some(data) => data.to_owned(),
+        None if text.contains("data:") => String::new(),
+        None => text.trim().to_owned(),
+    };
+    (if json.is_empty() { serde_json::Value::Null } else { serde_json::from_str(&json).expect("JSON-RPC") }, id)
+}
+
+/// `/mcp` of a host that does not own the session drives the seat there:
+/// the tools' calls are forwarded to the owner like any other request.
+#[test]
+fn mcp_on_a_host_that_does_not_own_the_session_plays_the_seat() {
+    let cluster = TestCluster::start(2);
+    let session = create_session(cluster.base(0), cluster.operator(), &json!({"game": "conformance/hilo"}));
+    let alice = session.token("alice");
+    let (init, id) = mcp(
+        cluster.base(1),
+        alice,
+        None,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+                "capabilities": {}, "clientInfo": {"name": "cluster-test", "version": "1"}}}),
+    );
+    assert!(init["result"]["serverInfo"].is_object(), "{init}");
+    mcp(cluster.base(1), alice, Some(&id), &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let call = |n: u64, tool: &str, arguments: serde_json::Value| {
+        let (answer, _) = mcp(
+            cluster.base(1),
+            alice,
+            Some(&id),
+            &json!({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}),
+        );
+        assert_ne!(answer["result"]["isError"], json!(true), "{tool}: {answer}");
+        answer["result"].clone()
+    };
+    let observed = call(2, "observe", json!({}));
+    assert!(observed.to_string().contains("legal"), "{observed}");
+    let acted = call(3, "act", json!({"index": 0}));
+    assert!(acted.is_object(), "{acted}");
+    // The move is the owner's: in its transcript, once.
+    let (_, events) = transcript(cluster.base(0), cluster.operator(), &session);
+    let alices: Vec<_> = http::accepted_identities(&events).into_iter().filter(|(seat, _)| seat == "alice").collect();
+    assert_eq!(alices.len(), 1, "{alices:?}");
+    let tick = http::get(cluster.base(0), &session.path("tick"), Some(alice));
+    assert_eq!(node_of(&tick), "node-0", "the session did not move");
+}
+
+/// A host that does not serve a session's game module never claims it: the
+/// killed owner's session answers `409 module_changed` naming the module
+/// (and stays the owner's) until a host with the same module takes it.
+#[test]
+fn a_host_without_the_sessions_module_does_not_claim_it() {
+    let module = concat!(env!("CARGO_MANIFEST_DIR"), "/../../conformance/modules/counter.mjs");
+    let mut cluster =
+        TestCluster::start_with(2, |i| if i == 0 { vec!["--game".into(), module.into()] } else { vec![] });
+    let session = create_session(cluster.base(0), cluster.operator(), &json!({"game": "conformance/counter"}));
+    let a = session.token("a").to_owned();
+    assert_eq!(http::get(cluster.base(0), &session.path("tick"), Some(&a)).status, 200);
+    cluster.hosts[0].kill();
+    std::thread::sleep(Duration::from_millis(LEASE_MS + 500));
+    let refused = http::get(cluster.base(1), &session.path("tick"), Some(&a));
+    assert_eq!(refused.status, 409, "{}", refused.text());
+    assert_eq!(refused.json()["code"], json!("module_changed"), "{}", refused.text());
+    assert!(refused.text().contains("sha256"), "{}", refused.text());
+    let owner =
+        TestPostgres::query(&cluster.url, &format!("SELECT owner FROM gaos_sessions WHERE id = '{}'", session.id));
+    assert_eq!(owner, "node-0", "not claimed by a host without the module");
 }

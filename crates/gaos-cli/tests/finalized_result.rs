@@ -33,6 +33,12 @@ fn any_reader_of_the_session_reads_the_result_the_first_finalize_fixed() {
         post(&base, &session.path("finalize"), Some(session.token("alice")), &json!({"requestId": "alice-1"}));
     assert_eq!(finalized.status, 200, "{}", finalized.text());
     assert_eq!(finalized.json()["status"], json!("finalized"));
+    // The result says per seat whether its moves were signed (issue 30): here none was.
+    assert_eq!(
+        finalized.json()["extensions"]["gaos.session.signatures"],
+        json!({"state": "unsigned", "problems": [], "seats": [
+            {"seat": "alice", "signed": false}, {"seat": "bob", "signed": false}]})
+    );
     // bob finalizing with his own request id is refused, as the spec says ...
     let conflict = post(&base, &session.path("finalize"), Some(session.token("bob")), &json!({"requestId": "bob-1"}));
     assert_error(&conflict, 409, "finalize_conflict");

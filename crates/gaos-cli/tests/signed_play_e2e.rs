@@ -9,23 +9,21 @@
 //! with a bad signature is refused live (`400 invalid_signature`) and
 //! changes nothing. Keys come from `gaos keygen`.
 
-use std::io::Read;
-use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-use gaos_client::SessionClient;
-use gaos_client::handle::RemoteSessionHandle;
 use gaos_games::GameRegistry;
 use gaos_kernel::replay::{FinalizeOptions, finalize_replay};
 use gaos_kernel::{Cadence, CommandSubmission, KernelOptions, SeedPolicy, SessionKernel};
+use gaos_runner::AttachRequest;
 use gaos_runner::signing::SeatSigningKey;
-use gaos_runner::{AttachRequest, SessionHandle, SessionPolicy};
 use gaos_testkit::http::*;
 use gaos_testkit::server::{TempDir, TestServer};
 use serde_json::{Value, json};
+use signed_support::{GAOS, play_signed, verify_json};
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
 
-const GAOS: &str = env!("CARGO_BIN_EXE_gaos");
+mod signed_support;
+
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/mcp_signed_seat.py");
 
 fn python() -> String {
@@ -62,11 +60,6 @@ fn keygen(dir: &Path, seat: &str) -> (SeatSigningKey, Value) {
     let entry: Value = serde_json::from_str(public.trim()).expect("a roster entry");
     assert_eq!(String::from_utf8_lossy(&status.stdout).trim(), public.trim(), "keygen prints the roster entry");
     (SeatSigningKey::read_file(&out).expect("the key file reads back"), entry)
-}
-
-fn verify_json(file: &Path) -> Value {
-    let output = Command::new(GAOS).args(["replay", "verify", "--json"]).arg(file).output().expect("run verify");
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("verify --json: {e}: {output:?}"))
 }
 
 /// Play `replay`'s moves again as a dishonest host would, with this kernel
@@ -176,34 +169,9 @@ fn signed_hilo_match_on_gaos_serve_through_the_rust_client_and_the_python_mcp_cl
     ]);
     // alice: the Rust client, signing with her key.
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let alice_moves = runtime.block_on(async {
-        let client = SessionClient::builder(&base)
-            .token(session.token("alice"))
-            .participant_id("alice")
-            .build()
-            .expect("client");
-        let attach = AttachRequest::new("signed-e2e-alice");
-        let handle = RemoteSessionHandle::attach(client, &session.id, &attach, &SessionPolicy::host_default())
-            .await
-            .expect("attach alice")
-            .with_signing_key(alice_key);
-        let deadline = Instant::now() + Duration::from_secs(120);
-        let mut moves = 0;
-        loop {
-            assert!(Instant::now() < deadline, "the match did not end in time");
-            let observation = handle.observe().await.expect("observe");
-            if observation.is_done() {
-                break moves;
-            }
-            match observation.legal_actions().first() {
-                Some(command) => {
-                    handle.act(command.clone()).await.expect("alice's signed move is accepted");
-                    moves += 1;
-                }
-                _ => tokio::time::sleep(Duration::from_millis(30)).await,
-            }
-        }
-    });
+    let attach = AttachRequest::new("signed-e2e-alice");
+    let alice_moves =
+        runtime.block_on(play_signed(&base, &session.id, "alice", session.token("alice"), alice_key, &attach));
     let mut out = String::new();
     let mut err = String::new();
     let status = bob.wait().expect("bob's client");

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use gaos_json::{Map, Value};
+use gaos_session::signing::SeatSigningKey;
 use gaos_session::{
     AttachRequest, BoxFuture, CreatedSession, EpisodeHost, SessionError, SessionHandle, SessionPolicy, reissued_token,
 };
@@ -88,14 +89,16 @@ impl EpisodeHost for RemoteEpisodeHost {
         &'a self,
         request: &'a Value,
         policy: &'a SessionPolicy,
+        signing: Option<SeatSigningKey>,
     ) -> BoxFuture<'a, Result<CreatedSession, SessionError>> {
         Box::pin(async move {
             let index = self.next.fetch_add(1, Ordering::Relaxed) % self.operators.len();
             let created = RemoteSessionHandle::create(&self.operators[index], request, policy).await?;
             self.homes.lock().unwrap_or_else(PoisonError::into_inner).insert(created.session_id.clone(), index);
+            let handle = created.handle.with_signing_key(signing);
             Ok(CreatedSession {
                 session_id: created.session_id,
-                handle: Box::new(created.handle),
+                handle: Box::new(handle),
                 seat_tokens: created.credentials.seats,
             })
         })
@@ -107,10 +110,12 @@ impl EpisodeHost for RemoteEpisodeHost {
         seat_token: &'a str,
         request: &'a AttachRequest,
         policy: &'a SessionPolicy,
+        signing: Option<SeatSigningKey>,
     ) -> BoxFuture<'a, Result<Box<dyn SessionHandle>, SessionError>> {
         Box::pin(async move {
             let client = self.seat_client(session_id, request.participant_id.as_deref(), seat_token)?;
             let handle = RemoteSessionHandle::attach(client, session_id, request, policy).await?;
+            let handle = handle.with_signing_key(signing);
             Ok(Box::new(handle) as Box<dyn SessionHandle>)
         })
     }

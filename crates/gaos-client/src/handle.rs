@@ -313,7 +313,7 @@ impl SessionOpener for RemoteOpener<'_> {
 impl RemoteSessionHandle {
     /// Sign every submission with `key` (RFC-010; see
     /// [`LifecycleHandle::with_signing_key`]).
-    pub fn with_signing_key(self, key: gaos_session::signing::SeatSigningKey) -> Self {
+    pub fn with_signing_key(self, key: impl Into<Option<gaos_session::signing::SeatSigningKey>>) -> Self {
         RemoteSessionHandle { inner: self.inner.with_signing_key(key) }
     }
 

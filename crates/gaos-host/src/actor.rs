@@ -13,6 +13,7 @@
 mod act;
 mod act_words;
 mod attach;
+mod below_floor;
 mod checkpoints;
 mod envelopes;
 mod episodes;
@@ -24,6 +25,7 @@ mod leases;
 mod mailbox;
 mod persist;
 mod reset;
+mod seat_keys;
 mod seat_states;
 mod streams;
 mod timers;
@@ -48,6 +50,7 @@ use crate::storage::writer::Writer;
 use crate::storage::{Fence, SessionStateKey, SessionStatus, StoreReader, StoredAnswer, WriteOp};
 
 pub use crate::wire::SeatState;
+pub(crate) use below_floor::BelowFloor;
 pub use checkpoints::DEFAULT_CHECKPOINT_EVERY;
 pub(crate) use checkpoints::StoreHistory;
 pub(crate) use episodes::{Episodes, ResetMark, rehydrate_run};
@@ -139,6 +142,11 @@ pub(crate) struct SessionActor {
     checkpoint_every: u64,
     /// False once the game said its state cannot be checkpointed.
     checkpoints_supported: bool,
+    /// The identities this actor compacted away (`below_floor.rs`).
+    below_floor: Arc<BelowFloor>,
+    /// The open tick-bounded window (its cursor) and how many scheduled
+    /// ticks it has waited (`timers.rs`).
+    window_wait: (u64, u64),
     /// The owner and epoch every write of this actor is fenced with.
     fence: Fence,
     /// Set once a write failed or was fenced (`actor/persist.rs`): the actor
@@ -193,6 +201,8 @@ impl SessionActor {
             turn.restore(text, episodes.revision_at_start(&kernel));
         }
         let stopped_flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        // Restored from a checkpoint: its floor hides identities never seen here.
+        let below_floor = if restored_from.is_some() { BelowFloor::unknown() } else { BelowFloor::empty() };
         let mut actor = SessionActor {
             id: config.session_id.clone(),
             transcript: match &restored_from {
@@ -222,6 +232,8 @@ impl SessionActor {
             clock,
             checkpoint_every,
             checkpoints_supported: true,
+            below_floor: Arc::new(below_floor),
+            window_wait: (0, 0),
             fence,
             stopped: None,
             stopped_flag: Arc::clone(&stopped_flag),

@@ -26,6 +26,7 @@ use std::path::Path;
 
 use gaos_games::GameRegistry;
 use gaos_json::Value;
+use gaos_session::signing::SeatSigningKey;
 use gaos_session::{AttachRequest, BoxFuture, SessionHandle};
 use gaos_session::{CreatedSession, EpisodeHost, reissued_token};
 use gaos_session::{SessionError, SessionPolicy};
@@ -72,12 +73,14 @@ impl EpisodeHost for InProcessEpisodeHost {
         &'a self,
         request: &'a Value,
         policy: &'a SessionPolicy,
+        signing: Option<SeatSigningKey>,
     ) -> BoxFuture<'a, Result<CreatedSession, SessionError>> {
         Box::pin(async move {
             let created = InProcessSessionHandle::create(&self.host, request, policy).await?;
+            let handle = created.handle.with_signing_key(signing);
             Ok(CreatedSession {
                 session_id: created.session_id,
-                handle: Box::new(created.handle),
+                handle: Box::new(handle),
                 seat_tokens: created.seat_tokens,
             })
         })
@@ -89,9 +92,11 @@ impl EpisodeHost for InProcessEpisodeHost {
         seat_token: &'a str,
         request: &'a AttachRequest,
         policy: &'a SessionPolicy,
+        signing: Option<SeatSigningKey>,
     ) -> BoxFuture<'a, Result<Box<dyn SessionHandle>, SessionError>> {
         Box::pin(async move {
             let handle = InProcessSessionHandle::attach(&self.host, seat_token, session_id, request, policy).await?;
+            let handle = handle.with_signing_key(signing);
             Ok(Box::new(handle) as Box<dyn SessionHandle>)
         })
     }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use gaos_json::{Map, Value};
-use gaos_kernel::signing::Roster;
+use gaos_kernel::signing::{Roster, SeatKey};
 use gaos_kernel::{Cadence, DynReducer, Game, KernelOptions, SeedPolicy, SessionLimits};
 use gaos_session::policy::SessionPolicy;
 use serde::{Deserialize, Serialize};
@@ -86,9 +86,23 @@ pub(crate) struct SessionConfig {
     /// (`manifests.rs`), kept so finalize scores against the same bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub manifest: Option<Value>,
-    /// RFC-010 signed play: the kernel header's `seatKeys` (`signing.rs`).
+    /// RFC-010 signed play: the keys the create fixed, in the kernel
+    /// header's `seatKeys` shape (`signing.rs`); every seat's unless some
+    /// register theirs at attach.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "stored_opt")]
     pub seat_keys: Option<Roster>,
+    /// The seats of a signed session that register their key at attach
+    /// (`seatKeysAtAttach`); the session takes no move before they all have.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seat_keys_at_attach: Vec<String>,
+    /// The tick-bounded `timeoutPolicy` of a signed session (kernel spec §4.10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_policy: Option<Value>,
+    /// Keys registered at attach so far: never part of the stored
+    /// configuration (written at create, never rewritten) but the session
+    /// state `seatKeys`, folded in when the session loads.
+    #[serde(skip)]
+    pub registered_keys: Vec<SeatKey>,
 }
 
 /// A type stored in the configuration through its own JSON reading and
@@ -206,6 +220,42 @@ impl SessionConfig {
         self.timeouts.map(|t| t.turn_ms)
     }
 
+    /// Whether the session is RFC-010 signed (its keys all known or not).
+    pub fn is_signed(&self) -> bool {
+        self.seat_keys.is_some() || !self.seat_keys_at_attach.is_empty()
+    }
+
+    /// The key `seat` signs with, once fixed (at create or by its attach).
+    pub fn seat_key(&self, seat: &str) -> Option<&SeatKey> {
+        self.seat_keys.as_ref().and_then(|r| r.key(seat)).or_else(|| self.registered_keys.iter().find(|k| k.id == seat))
+    }
+
+    /// Whether a signed session still waits for a seat's key.
+    pub fn awaits_seat_keys(&self) -> bool {
+        self.seat_keys_at_attach.iter().any(|seat| self.seat_key(seat).is_none())
+    }
+
+    /// The seats whose key a signed session still waits for, in declared order.
+    pub fn awaiting_seat_keys(&self) -> Vec<String> {
+        let seats = self.seats.iter().filter(|s| self.seat_keys_at_attach.contains(s));
+        seats.filter(|seat| self.seat_key(seat).is_none()).cloned().collect()
+    }
+
+    /// The signed session's roster once every key is known: the create's
+    /// keys in its order, then the registered ones in declared seat order
+    /// (a function of the configuration and the registered set, not of the
+    /// order the seats attached in).
+    pub fn roster(&self) -> Option<Roster> {
+        if !self.is_signed() || !self.awaiting_seat_keys().is_empty() {
+            return None;
+        }
+        let mut keys: Vec<SeatKey> = self.seat_keys.as_ref().map(|r| r.keys().to_vec()).unwrap_or_default();
+        for seat in self.seats.iter().filter(|s| self.seat_keys_at_attach.contains(s)) {
+            keys.extend(self.registered_keys.iter().find(|k| &k.id == seat).cloned());
+        }
+        Some(Roster::new(keys).expect("a complete roster names each seat once"))
+    }
+
     /// Kernel options for this session (of a run: its first level).
     pub fn kernel_options(&self, game: &Arc<dyn Game>) -> KernelOptions<DynReducer> {
         match &self.run {
@@ -230,6 +280,7 @@ impl SessionConfig {
         level_version: Option<Value>,
         seed: u32,
     ) -> KernelOptions<DynReducer> {
+        let roster = self.roster();
         let mut options = KernelOptions::builder(game, &self.session_id)
             .level(level_id, level)
             .level_version(level_version)
@@ -237,7 +288,10 @@ impl SessionConfig {
             .seats(self.seats.clone())
             .cadence(self.cadence)
             .timeout_mapper(true)
-            .signing(self.seat_keys.clone())
+            .signing(roster.clone())
+            // Recorded (and enforced) once the session is signed: until its
+            // roster is complete it takes no move (`actor/seat_keys.rs`).
+            .timeout_policy(roster.and(self.timeout_policy.clone()))
             .build();
         if let Some(limits) = self.limits {
             options.limits = limits;

@@ -271,7 +271,7 @@ impl InProcessCreated {
 impl InProcessSessionHandle {
     /// Sign every submission with `key` (RFC-010; see
     /// [`LifecycleHandle::with_signing_key`]).
-    pub fn with_signing_key(self, key: gaos_session::signing::SeatSigningKey) -> Self {
+    pub fn with_signing_key(self, key: impl Into<Option<gaos_session::signing::SeatSigningKey>>) -> Self {
         InProcessSessionHandle { inner: self.inner.with_signing_key(key) }
     }
 

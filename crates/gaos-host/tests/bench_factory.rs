@@ -177,3 +177,142 @@ fn an_in_progress_episode_whose_session_is_gone_starts_over() {
         assert_eq!(replay.replay_text(), straight.replay_text());
     });
 }
+
+/// Two hilo episodes under a manifest that requires signed seats.
+const SIGNED_MANIFEST: &str = r#"{
+  "schema": "gaos.benchmark-manifest.v1",
+  "benchmark": { "id": "signed-test", "version": "1", "adapter": "conformance/hilo" },
+  "tasks": [{ "id": "default", "seeds": [3, 4], "episodes": 1, "maxSteps": 10 }],
+  "scoring": { "plugin": "gaos.score.outcome", "aggregation": "mean" },
+  "submission": { "requireSignedSeats": true, "requireCompleteCoverage": true }
+}"#;
+
+/// Run the signed-seats benchmark on a fresh host (`signing`: alice's key,
+/// bob's derived per episode), then pack and verify its bundle; the host's
+/// official results of every episode are returned too.
+async fn signed_seats_run(
+    dir: &std::path::Path,
+    signing: Option<gaos_runner::signing::SeatSigningKey>,
+) -> (gaos_runner::benchmark::BundleVerification, Vec<Value>) {
+    use gaos_runner::benchmark::{ReplayEpisodeVerifier, Submission, pack_run, verify_bundle};
+    let manifest = BenchmarkManifest::parse(SIGNED_MANIFEST).expect("valid");
+    let host = open_bench_host(dir, GameRegistry::builtin()).await.expect("host");
+    let game = GameRegistry::builtin().get("conformance/hilo").expect("built in");
+    let factory = HostedEpisodeFactory::new(
+        InProcessEpisodeHost::new(&host),
+        &manifest,
+        GameInfo::from_game(game.as_ref()),
+        DriverAssignment::parse(&["first-legal".into()]).expect("valid"),
+        DriverSettings::new(0, "player"),
+    )
+    .expect("a valid factory");
+    let factory = match signing {
+        Some(key) => factory.signed_by([("alice".to_owned(), key)].into()).expect("alice is a seat"),
+        None => factory,
+    };
+    let agent = factory.agent();
+    let scorer: Arc<dyn gaos_runner::benchmark::ScoringPlugin> =
+        Arc::from(scoring_plugin("gaos.score.outcome").expect("built in"));
+    let run = run_benchmark(&manifest, Arc::clone(&scorer), Arc::new(factory), BenchmarkOptions::new(1, agent.clone()))
+        .await
+        .expect("runs");
+    assert_eq!(run.status, BenchmarkStatus::Complete);
+    let mut results = Vec::new();
+    for completed in &run.checkpoint.completed {
+        let id = gaos_runner::benchmark::episode_session_id(&completed.plan);
+        let answer = host.result(&gaos_host::auth::Caller::Operator, &id).await.expect("a finalized result");
+        results.push(gaos_json::parse(&answer.body).expect("JSON"));
+    }
+    let packed = pack_run(&manifest, &run, Submission::new("s", agent.id, agent.kind)).expect("packs");
+    let registry = GameRegistry::builtin();
+    let resolver = |g: &gaos_kernel::GameRef| registry.get(&g.id);
+    let verifier = ReplayEpisodeVerifier::new(&manifest, &resolver, scorer.as_ref());
+    (verify_bundle(&packed.bundle, &manifest, &verifier), results)
+}
+
+#[test]
+fn entrants_with_a_key_sign_and_a_manifest_requiring_signed_seats_refuses_unsigned_episodes() {
+    use gaos_runner::benchmark::VerificationState;
+    let dir = scratch("signed");
+    let alice = gaos_runner::signing::SeatSigningKey::from_seed([7; 32]);
+    runtime().block_on(async {
+        // Signed: alice with her key, bob with one derived for each episode.
+        let (verified, results) = signed_seats_run(&dir.0.join("signed"), Some(alice.clone())).await;
+        assert!(verified.valid, "{:?}", verified.facts.reasons);
+        assert_eq!(verified.facts.signatures, VerificationState::Verified);
+        for result in &results {
+            let evaluation = result.get("evaluation").expect("an official evaluation");
+            assert_eq!(evaluation.get("publishable"), Some(&Value::Bool(true)), "{result}");
+            let seats = result.get("extensions").and_then(|e| e.get("gaos.session.signatures")).expect("report");
+            assert_eq!(seats.get("state").and_then(Value::as_str), Some("signed"), "{seats}");
+            let replay = result.get("replay").and_then(Value::as_str).unwrap_or_default().to_owned();
+            let header = gaos_json::parse(replay.lines().next().unwrap_or("{}")).expect("header");
+            let keys = header.get("seatKeys").and_then(Value::as_array).cloned().unwrap_or_default();
+            assert_eq!(keys.first(), Some(&alice.seat_key("alice", 1)), "alice's own key is in the roster");
+        }
+
+        // Unsigned episodes: bundle verification and the official evaluation refuse them.
+        let (verified, results) = signed_seats_run(&dir.0.join("unsigned"), None).await;
+        assert!(!verified.valid);
+        assert!(
+            verified.facts.reasons.iter().any(|r| r.contains("signed-seat evidence is required")),
+            "{:?}",
+            verified.facts.reasons
+        );
+        for result in &results {
+            let evaluation = result.get("evaluation").expect("an official evaluation");
+            assert_eq!(evaluation.get("publishable"), Some(&Value::Bool(false)), "{result}");
+            assert!(evaluation.to_string().contains("submission.requireSignedSeats"), "{evaluation}");
+        }
+    });
+}
+
+/// Run every seat of `session` at once, each stopping after `limit`
+/// decisions (or at the end of the game); the scored seat's outcome.
+async fn run_seats(session: EpisodeSession, limit: u64) -> Result<gaos_runner::RunOutcome, RunError> {
+    let mut runs = Vec::new();
+    for mut seat in session.seats {
+        runs.push(tokio::spawn(async move {
+            run_session(seat.handle.as_ref(), seat.driver.as_mut(), RunOptions::default().max_decisions(limit)).await
+        }));
+    }
+    let mut outcomes = Vec::new();
+    for run in runs {
+        outcomes.push(run.await.expect("the seat's task"));
+    }
+    outcomes.into_iter().next().expect("a scored seat")
+}
+
+#[test]
+fn a_signed_episode_resumes_and_every_seat_signs_with_the_same_keys() {
+    let dir = scratch("signed-resume");
+    let manifest = BenchmarkManifest::parse(SIGNED_MANIFEST).expect("valid");
+    let plan = plan_episodes(&manifest);
+    let alice = gaos_runner::signing::SeatSigningKey::from_seed([7; 32]);
+    let factory = |host: &gaos_host::Host| {
+        let game = GameRegistry::builtin().get("conformance/hilo").expect("built in");
+        HostedEpisodeFactory::new(
+            InProcessEpisodeHost::new(host),
+            &manifest,
+            GameInfo::from_game(game.as_ref()),
+            DriverAssignment::parse(&["first-legal".into()]).expect("valid"),
+            DriverSettings::new(0, "player"),
+        )
+        .and_then(|f| f.signed_by([("alice".to_owned(), alice.clone())].into()))
+        .expect("a signed factory")
+    };
+    runtime().block_on(async {
+        let host = open_bench_host(&dir.0.join("host"), GameRegistry::builtin()).await.expect("host");
+        let session = factory(&host).create_episode(&plan[0]).await.expect("creates");
+        let attachment = session.attachment.clone();
+        assert!(run_seats(session, 1).await.is_err(), "stopped after one signed move per seat");
+        // A new factory (a resumed run) re-derives bob's key and signs on.
+        let in_progress = InProgressEpisode { plan: plan[0].clone(), attachment, attach_receipt_digest: None };
+        let resumed = factory(&host).attach_episode(&in_progress).await.expect("attaches");
+        assert_eq!(resumed.seats.iter().map(|s| s.accepted).collect::<Vec<_>>(), vec![1, 1]);
+        let result = run_seats(resumed, 10).await.expect("runs").result.expect("finalized");
+        let report =
+            result.extensions.as_ref().and_then(|e| e.get("gaos.session.signatures")).expect("a report").clone();
+        assert_eq!(report.get("state").and_then(Value::as_str), Some("signed"), "{report}");
+    });
+}

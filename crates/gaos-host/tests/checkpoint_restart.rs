@@ -199,3 +199,39 @@ async fn a_reader_below_the_retention_floor_is_told_to_resync_and_recovers_from_
     assert_eq!(stream.initial.len(), 1);
     assert_eq!(stream.initial[0].data, full.body, "the stream resyncs from the full snapshot");
 }
+
+/// A host that compacts without ever restarting answers its oldest
+/// identities from the store: the filter of identities below the floor
+/// (`actor/below_floor.rs`) only spares the store the questions about new
+/// ones, and never hides an old one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn identities_compacted_away_without_a_restart_are_still_known() {
+    let dir = TempDir::new("gaos-checkpoint-no-restart");
+    let host = open(dir.path(), 2, false).await;
+    // Few retained receipts, so old identities are known only below the floor.
+    let create = format!(
+        r#"{{"game":"conformance/counter","sessionId":"{SESSION}","level":{{"rounds":1000}},"limits":{{"receiptRetention":4}}}}"#
+    );
+    host.create(&Caller::Operator, create_request(&create)).await.expect("created");
+    let mut answers = Vec::new();
+    for revision in 0..30 {
+        answers.push(round(&host, revision).await);
+    }
+    for (revision, first) in answers.iter().enumerate().step_by(7) {
+        let revision = revision as u64;
+        for (i, name) in ["a", "b"].into_iter().enumerate() {
+            let n = if name == "a" { revision % 7 } else { revision % 5 + 1 };
+            let retry = host.act(&seat(name), SESSION, Presented::default(), submission(revision, name, n)).await;
+            assert_eq!(retry.as_ref().ok(), Some(&first[i]), "round {revision}, {name}: the exact retry's bytes");
+            let reuse = host.act(&seat(name), SESSION, Presented::default(), submission(revision, name, 99)).await;
+            assert!(
+                reuse.as_ref().is_err_and(|e| e.status.as_u16() == 409)
+                    || reuse.as_ref().is_ok_and(|a| a.status >= 400),
+                "round {revision}, {name}: an old identity with another command is refused: {reuse:?}"
+            );
+        }
+    }
+    // New identities are still accepted after all those questions.
+    let next = round(&host, 30).await;
+    assert!(next.iter().all(|a| a.status < 300), "{next:?}");
+}

@@ -66,9 +66,14 @@ pub fn canonical_fnv1a32(value: &Value) -> u32 {
     h.finish()
 }
 
+/// SHA-256 of `bytes`.
+pub fn sha256(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
+}
+
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex_encode(&Sha256::digest(bytes))
+    hex_encode(&sha256(bytes))
 }
 
 struct ShaSink(Sha256);

@@ -32,7 +32,7 @@ pub use canonical::{
 };
 pub use codec::{CodecError, base64_decode, base64_decode_len, base64_encode, hex_decode, hex_encode};
 pub use de::from_value;
-pub use digest::{Fnv1a32, canonical_fnv1a32, canonical_sha256_hex, fnv1a32, sha256_hex};
+pub use digest::{Fnv1a32, canonical_fnv1a32, canonical_sha256_hex, fnv1a32, sha256, sha256_hex};
 pub use error::{JsonError, JsonErrorKind};
 pub use parse::{MAX_DEPTH, parse, parse_bytes, parse_lenient};
 pub use ser::{to_canonical_string, to_value};

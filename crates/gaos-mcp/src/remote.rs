@@ -181,10 +181,7 @@ impl RemoteSeat {
             attached.receipt,
             terminal,
         )?;
-        let handle = match signing_key {
-            Some(key) => handle.with_signing_key(key),
-            None => handle,
-        };
+        let handle = handle.with_signing_key(signing_key);
         let replay_http = http_client_builder()
             .timeout(REPLAY_TIMEOUT)
             .build()

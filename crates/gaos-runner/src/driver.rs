@@ -155,6 +155,12 @@ pub struct Decision {
     pub message: Option<String>,
     /// Tokens used, for model drivers.
     pub usage: Option<Usage>,
+    /// A label for the submission: the runner submits it under the id
+    /// `<tag>:<default id>` instead of the default id. Replays keep
+    /// submission ids, so a verifier can tell these decisions apart (an
+    /// arena marks the moves it played for a seat this way). `None` (the
+    /// default) submits under the default id.
+    pub submission_tag: Option<String>,
 }
 
 impl Decision {
@@ -163,7 +169,8 @@ impl Decision {
         Decision { action, ..Decision::default() }
     }
 
-    /// The decision as JSON (`{action, reasoning?, message?, usage?: {inputTokens, outputTokens, cost?}}`),
+    /// The decision as JSON (`{action, reasoning?, message?, usage?: {inputTokens, outputTokens, cost?},
+    /// submissionTag?}`),
     /// e.g. for transcripts.
     pub fn to_value(&self) -> Value {
         let mut map = Map::new();
@@ -182,6 +189,9 @@ impl Decision {
                 u.insert("cost".into(), Value::Number(cost));
             }
             map.insert("usage".into(), Value::Object(u));
+        }
+        if let Some(tag) = &self.submission_tag {
+            map.insert("submissionTag".into(), tag.clone().into());
         }
         Value::Object(map)
     }
@@ -237,6 +247,16 @@ pub trait AgentDriver: Send {
     fn interrupt(&mut self, request: &InterruptRequest, in_flight: bool) -> InterruptOutcome {
         let _ = (request, in_flight);
         InterruptOutcome::unsupported()
+    }
+
+    /// The game is over: `outcome` is the seat's last view's `outcome`
+    /// (`null` when the view has none). [`crate::run_session`] calls it
+    /// once, at the terminal observation, before it finalizes; a driver
+    /// that runs a program tells it and lets it exit. The default does
+    /// nothing.
+    fn end<'a>(&'a mut self, outcome: &'a Value) -> BoxFuture<'a, ()> {
+        let _ = outcome;
+        Box::pin(std::future::ready(()))
     }
 
     /// Decide the next command.

@@ -1,6 +1,6 @@
 //! The built-in drivers, and [`DriverSpec`]: the `--driver` syntax of the
 //! CLI (`random`, `random:SEED`, `first-legal`, `scripted:FILE`, `human`,
-//! `openai`, `openai:MODEL`).
+//! `openai`, `openai:MODEL`, `process:COMMAND`).
 //!
 //! ```
 //! use gaos_runner::drivers::{DriverSpec, DriverSettings};
@@ -16,18 +16,23 @@ pub mod human;
 pub mod human_view;
 #[cfg(feature = "openai")]
 pub mod openai;
+pub mod process;
 pub mod random;
 pub mod scripted;
 
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::time::Duration;
 
 pub use first_legal::FirstLegalDriver;
 pub use human::HumanDriver;
 #[cfg(feature = "openai")]
 pub use openai::{OpenAiConfig, OpenAiDriver};
+pub use process::{ProcessConfig, ProcessDriver, ProcessStart};
 pub use random::RandomDriver;
 pub use scripted::ScriptedDriver;
+
+use gaos_session::ControllerKind;
 
 use crate::driver::AgentDriver;
 use crate::error::DriverError;
@@ -54,6 +59,12 @@ pub enum DriverSpec {
         /// The model, overriding the settings' default.
         model: Option<String>,
     },
+    /// `process:COMMAND`: a program speaking JSON lines on stdin/stdout
+    /// (see [`process`]); COMMAND is split into words like a shell would.
+    Process {
+        /// The program and its arguments.
+        command: Vec<String>,
+    },
 }
 
 impl FromStr for DriverSpec {
@@ -76,8 +87,13 @@ impl FromStr for DriverSpec {
             ("human", None) => Ok(DriverSpec::Human),
             ("openai", None) => Ok(DriverSpec::OpenAi { model: None }),
             ("openai", Some(model)) if !model.is_empty() => Ok(DriverSpec::OpenAi { model: Some(model.into()) }),
+            ("process", Some(command)) => process::split_command(command)
+                .map(|command| DriverSpec::Process { command })
+                .map_err(|e| format!("process:COMMAND: {e} (e.g. process:'python3 bot.py')")),
+            ("process", None) => Err("process needs a command: process:'python3 bot.py'".into()),
             _ => Err(format!(
-                "unknown driver {text:?}; use random, random:SEED, first-legal, scripted:FILE, human, openai or openai:MODEL"
+                "unknown driver {text:?}; use random, random:SEED, first-legal, scripted:FILE, human, openai, \
+                 openai:MODEL or process:COMMAND"
             )),
         }
     }
@@ -94,6 +110,21 @@ pub struct DriverSettings {
     /// Settings of `openai` drivers.
     #[cfg(feature = "openai")]
     pub openai: OpenAiConfig,
+    /// Settings of `process` drivers.
+    pub process: ProcessSettings,
+}
+
+/// What a `process` driver is told and where it runs, besides its command.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ProcessSettings {
+    /// The `start` message (its `seat` is replaced by the settings' seat).
+    pub start: ProcessStart,
+    /// The working directory (default: this process's).
+    pub cwd: Option<PathBuf>,
+    /// How long each decision may take (default 10 s).
+    pub deadline: Option<Duration>,
+    /// Append the program's stderr here (default: this process's stderr).
+    pub stderr_log: Option<PathBuf>,
 }
 
 impl DriverSettings {
@@ -104,6 +135,7 @@ impl DriverSettings {
             seat: seat.into(),
             #[cfg(feature = "openai")]
             openai: OpenAiConfig::default(),
+            process: ProcessSettings::default(),
         }
     }
 }
@@ -127,10 +159,43 @@ impl DriverSpec {
                 }
                 Box::new(OpenAiDriver::new(config)?)
             }
+            DriverSpec::Process { command } => {
+                let process = &settings.process;
+                let start = ProcessStart { seat: settings.seat.clone(), ..process.start.clone() };
+                let config = ProcessConfig {
+                    cwd: process.cwd.clone(),
+                    deadline: process.deadline.unwrap_or(process::DEFAULT_DEADLINE),
+                    stderr_log: process.stderr_log.clone(),
+                    ..ProcessConfig::new(command.clone(), start)
+                };
+                Box::new(ProcessDriver::new(config)?)
+            }
             #[cfg(not(feature = "openai"))]
             DriverSpec::OpenAi { .. } => {
                 return Err(DriverError::Config("this build of gaos-runner has no `openai` feature".into()));
             }
         })
     }
+}
+
+impl DriverSpec {
+    /// What sort of controller this driver is (`SessionControllerIdentity.kind`).
+    pub fn controller_kind(&self) -> ControllerKind {
+        match self {
+            DriverSpec::Human => ControllerKind::Human,
+            DriverSpec::OpenAi { .. } => ControllerKind::Provider,
+            DriverSpec::Process { .. } => ControllerKind::Cli,
+            DriverSpec::Random { .. } | DriverSpec::FirstLegal | DriverSpec::Scripted { .. } => {
+                ControllerKind::LocalAgent
+            }
+        }
+    }
+}
+
+/// The controller kind of a session whose seats `specs` play: theirs when
+/// they all agree, `mixed` when they differ (or there are none).
+pub fn session_controller_kind<'a>(specs: impl IntoIterator<Item = &'a DriverSpec>) -> ControllerKind {
+    let mut kinds = specs.into_iter().map(DriverSpec::controller_kind);
+    let Some(first) = kinds.next() else { return ControllerKind::Mixed };
+    if kinds.all(|kind| kind == first) { first } else { ControllerKind::Mixed }
 }

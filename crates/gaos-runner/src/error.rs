@@ -39,6 +39,10 @@ pub enum DriverError {
     /// The driver is misconfigured (bad file, missing API key, ...).
     #[error("driver configuration: {0}")]
     Config(String),
+    /// An agent process gave no usable answer: unreadable, late, or it
+    /// exited (the `process` driver).
+    #[error("the agent process: {0}")]
+    Process(String),
 }
 
 /// Why [`crate::run_session`] stopped before the session's game ended.
@@ -83,4 +87,28 @@ pub enum RunError {
     /// [`crate::RunOptions::max_decisions`] was reached before the game ended.
     #[error("the run reached its limit of {0} decisions before the game ended")]
     DecisionLimit(u64),
+}
+
+/// Why a session factory (a benchmark episode's, an arena match's) could not
+/// create or attach its sessions.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{0}")]
+pub struct FactoryError(pub String);
+
+impl From<SessionError> for FactoryError {
+    fn from(error: SessionError) -> Self {
+        FactoryError(error.to_string())
+    }
+}
+
+impl From<DriverError> for FactoryError {
+    fn from(error: DriverError) -> Self {
+        FactoryError(error.to_string())
+    }
+}
+
+impl From<String> for FactoryError {
+    fn from(message: String) -> Self {
+        FactoryError(message)
+    }
 }

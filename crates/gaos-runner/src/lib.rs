@@ -24,13 +24,16 @@
 //!   guidance, interrupts and seat takeovers from people as inputs
 //!   ([`run_control`]).
 //! - [`AgentDriver`] — what decides. Built in ([`drivers`]): `random`,
-//!   `first-legal`, `scripted`, `human` and `openai` (any OpenAI-compatible
-//!   chat-completions endpoint; cargo feature `openai`, on by default).
+//!   `first-legal`, `scripted`, `human`, `openai` (any OpenAI-compatible
+//!   chat-completions endpoint; cargo feature `openai`, on by default) and
+//!   `process` (a program in any language, JSON lines on stdin/stdout).
 //!
 //! Benchmark orchestration ([`benchmark`]) builds on these: a benchmark
 //! episode is a session created (or attached) with a policy by a
 //! [`benchmark::SessionFactory`], run with [`run_session`], and finalized.
-//! There is no benchmark-only handle or runner.
+//! There is no benchmark-only handle or runner. Arenas ([`arena`]) play
+//! tournaments between agents the same way, one session per match, and
+//! rate the entrants from the replays.
 //!
 //! # Example
 //!
@@ -106,12 +109,15 @@
 //! - A handle also turns terminal on `gaos.session.finalization.status ==
 //!   "finalized"` (another holder finalized), not only `terminal`.
 
+pub mod arena;
 pub mod benchmark;
 pub mod clock;
 pub mod control;
 pub mod driver;
 pub mod drivers;
 pub mod error;
+mod host_seats;
+mod journal_lines;
 pub mod reconnect;
 pub mod run;
 

@@ -163,3 +163,17 @@ async fn random_spec_derives_distinct_seeds_per_seat() {
     assert_eq!(a, a2);
     assert_ne!(a, b);
 }
+
+#[test]
+fn a_sessions_controller_kind_is_its_drivers_when_they_agree() {
+    use gaos_runner::drivers::session_controller_kind;
+    use gaos_session::ControllerKind;
+    let spec = |text: &str| text.parse::<DriverSpec>().expect("a driver spec");
+    let kind = |texts: &[&str]| session_controller_kind(texts.iter().map(|t| spec(t)).collect::<Vec<_>>().iter());
+    assert_eq!(kind(&["random", "first-legal", "random:3"]), ControllerKind::LocalAgent);
+    assert_eq!(kind(&["process:python3 a.py", "process:./b"]), ControllerKind::Cli);
+    assert_eq!(kind(&["openai", "openai:gpt-4o-mini"]), ControllerKind::Provider);
+    assert_eq!(kind(&["human"]), ControllerKind::Human);
+    assert_eq!(kind(&["human", "random"]), ControllerKind::Mixed);
+    assert_eq!(kind(&[]), ControllerKind::Mixed);
+}

@@ -13,6 +13,7 @@ use crate::error::SessionError;
 use crate::handle::{BoxFuture, SessionHandle};
 use crate::policy::SessionPolicy;
 use crate::requests::AttachRequest;
+use crate::signing::SeatSigningKey;
 
 /// A session the operator created: the creator seat's handle and every seat's token.
 pub struct CreatedSession {
@@ -37,20 +38,25 @@ pub fn reissued_token(answer: &Value) -> Result<String, SessionError> {
 /// needs from a host. Every handle it returns
 /// is the host's ordinary RFC-018 handle.
 pub trait EpisodeHost: Send + Sync {
-    /// `createSessionHandle(request, policy)` as the operator.
+    /// `createSessionHandle(request, policy)` as the operator; with
+    /// `signing`, the creator seat's handle signs every move with that key
+    /// (RFC-010: the request names its public key in `seatKeys`).
     fn create<'a>(
         &'a self,
         request: &'a Value,
         policy: &'a SessionPolicy,
+        signing: Option<SeatSigningKey>,
     ) -> BoxFuture<'a, Result<CreatedSession, SessionError>>;
 
-    /// `attachSessionHandle` for the seat of `seat_token`.
+    /// `attachSessionHandle` for the seat of `seat_token`; with `signing`,
+    /// the handle signs every move with that key.
     fn attach<'a>(
         &'a self,
         session_id: &'a str,
         seat_token: &'a str,
         request: &'a AttachRequest,
         policy: &'a SessionPolicy,
+        signing: Option<SeatSigningKey>,
     ) -> BoxFuture<'a, Result<Box<dyn SessionHandle>, SessionError>>;
 
     /// `createSessionHandleFromExisting` at the seat's current head (observe

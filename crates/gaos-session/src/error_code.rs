@@ -101,6 +101,17 @@ error_codes! {
     /// chain link or Ed25519 signature does not verify (RFC-010); nothing
     /// was persisted.
     InvalidSignature = "invalid_signature" => Some(400),
+    /// A move in a signed session before every seat's key is known: the
+    /// seats the create named in `seatKeysAtAttach` register theirs at
+    /// attach first (each chain starts from the whole roster's hash).
+    SeatKeysPending = "seat_keys_pending" => Some(409),
+    /// An attach that registers another key for a seat whose key is already
+    /// fixed (named at create or registered before); nothing changed.
+    SeatKeyFixed = "seat_key_fixed" => Some(409),
+    /// A create `timeoutPolicy` the host cannot run: a signed session's must
+    /// be the tick-bounded form `{"mode":"ticks","windowTicks":N}` on ticks
+    /// cadence with the game's timeout mapper (kernel spec §4.10).
+    InvalidTimeoutPolicy = "invalid_timeout_policy" => Some(400),
 
     // The kernel's advance and history refusals.
     /// The game is over.

@@ -401,9 +401,12 @@ impl<T: SessionTransport> LifecycleHandle<T> {
     /// Sign every submission with `key` (RFC-010 signed play): the session
     /// must have been created with this seat's public key in `seatKeys`. The
     /// chain starts where the host's envelope says (checked against the
-    /// genesis when the seat has not moved yet).
-    pub fn with_signing_key(mut self, key: SeatSigningKey) -> Self {
-        self.signer = Some(Mutex::new(ChainSigner::new(key)));
+    /// genesis when the seat has not moved yet). `None` leaves the handle
+    /// as it is (an unsigned seat).
+    pub fn with_signing_key(mut self, key: impl Into<Option<SeatSigningKey>>) -> Self {
+        if let Some(key) = key.into() {
+            self.signer = Some(Mutex::new(ChainSigner::new(key)));
+        }
         self
     }
 

@@ -44,7 +44,7 @@ struct FinalizeBody<'a> {
     extensions: Option<&'a Map>,
 }
 
-/// `SessionAttachRequest`: `{requestId, participantId?, controller?, extensions?, lease?}`.
+/// `SessionAttachRequest`: `{requestId, participantId?, controller?, extensions?, lease?, seatKey?}`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AttachRequest {
@@ -63,6 +63,12 @@ pub struct AttachRequest {
     /// lease-aware attach); `None` attaches lease-unaware.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lease: Option<LeaseRequest>,
+    /// RFC-010: the seat's roster entry (`{id, publicKey, alg,
+    /// signingTier}`, a `seatKeys` entry) registered with this attach, for a
+    /// signed session created with the seat in `seatKeysAtAttach`; see
+    /// [`AttachRequest::registering_key`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seat_key: Option<Value>,
 }
 
 /// `lease` of an attach request: claim the seat's controller lease for
@@ -78,6 +84,15 @@ impl AttachRequest {
     /// A request with only its id.
     pub fn new(request_id: impl Into<String>) -> Self {
         AttachRequest { request_id: request_id.into(), ..AttachRequest::default() }
+    }
+
+    /// Register `key` as `seat`'s signing key with this attach (signing
+    /// tier 1: every move signed). The host takes it only while the seat's
+    /// key is not fixed; the handle then signs with
+    /// [`with_signing_key`](crate::LifecycleHandle::with_signing_key).
+    pub fn registering_key(mut self, seat: &str, key: &crate::signing::SeatSigningKey) -> Self {
+        self.seat_key = Some(key.seat_key(seat, 1));
+        self
     }
 
     /// The request body.

@@ -91,7 +91,20 @@ impl SeatSigningKey {
         Ok(key)
     }
 
-    /// Read a key file written by [`Self::write_file`] (`gaos keygen`).
+    /// A key derived from this one for `context` (SHA-256 of a domain tag,
+    /// this key's seed and `context`): deterministic, so it can be made
+    /// again from the same key and context (`gaos bench run` signs the
+    /// seats without a key file of an episode with keys derived from an
+    /// entrant's key and the episode, so a resume signs with the same
+    /// ones), and secret to whoever holds this key.
+    pub fn derive(&self, context: &str) -> SeatSigningKey {
+        let mut material = b"gaos.seat-key.derive.v1\0".to_vec();
+        material.extend_from_slice(self.key.as_bytes());
+        material.extend_from_slice(context.as_bytes());
+        SeatSigningKey::from_seed(gaos_json::sha256(&material))
+    }
+
+    /// Read a key file (`gaos keygen` writes [`Self::to_file_value`]).
     pub fn read_file(path: &Path) -> Result<Self, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         let value = gaos_json::parse(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
@@ -134,6 +147,12 @@ impl ChainSigner {
         };
         if ext.get("scheme").and_then(Value::as_str) != Some(SIGNATURE_SCHEME) {
             return Err(protocol(format!("{EXT_SIGNING}.scheme is not {SIGNATURE_SCHEME}")));
+        }
+        if let Some(awaiting) = ext.get("awaitingSeatKeys") {
+            return Err(protocol(format!(
+                "session {session_id} waits for seats {awaiting} to register their keys at attach; no seat signs \
+                 (or moves) before the roster is complete"
+            )));
         }
         let field = |key: &str| {
             ext.get(key)

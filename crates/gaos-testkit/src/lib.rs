@@ -20,6 +20,7 @@ pub mod conformance_outputs;
 pub mod fixtures;
 pub mod handle_gates;
 pub mod http;
+pub mod kill;
 pub mod postgres;
 pub mod readme;
 pub mod server;

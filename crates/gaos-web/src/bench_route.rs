@@ -28,20 +28,21 @@ use gaos_runner::benchmark::{Aggregate, BenchmarkManifest, read_bundle_dir};
 use crate::bench_report::{ReplayLinks, escape, href, report_html};
 use crate::frames_route::error;
 
-/// The report is a document of its own: its inline style, nothing else.
-const REPORT_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+/// The report is a document of its own: its inline style, nothing else
+/// (and `data:` images, as the arena report's chart is).
+pub(crate) const REPORT_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /// One path segment naming a run or a file: no separators, nothing hidden.
-fn segment(name: &str) -> Option<&str> {
+pub(crate) fn segment(name: &str) -> Option<&str> {
     let plain = !name.is_empty() && !name.starts_with('.') && !name.contains(['/', '\\', '\0']);
     plain.then_some(name)
 }
 
-fn not_found(what: &str) -> Response {
+pub(crate) fn not_found(what: &str) -> Response {
     error(StatusCode::NOT_FOUND, "not_found", what)
 }
 
-fn html(body: String) -> Response {
+pub(crate) fn html(body: String) -> Response {
     (
         StatusCode::OK,
         [

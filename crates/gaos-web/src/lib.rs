@@ -11,6 +11,8 @@
 //! state, serve nothing secret, and work offline: the assets are embedded
 //! with `include_str!`, nothing is fetched from elsewhere.
 
+pub mod arena_report;
+mod arena_route;
 mod assets;
 pub mod bench_report;
 mod bench_route;
@@ -25,6 +27,7 @@ use std::sync::Arc;
 
 use gaos_games::GameRegistry;
 
+pub use arena_route::arena_reports_router;
 pub use assets::{ASSETS, Asset};
 pub use guard::{HostCheck, guarded};
 

@@ -198,6 +198,7 @@ impl SessionActor {
     /// submission, a stored answer for an exact retry, the lease.
     async fn act_precheck(&mut self, seat: &str, presented: &Presented, act: ActRequest) -> Result<ActStep, HostError> {
         self.ensure_writable()?;
+        self.require_seat_keys()?;
         let ActRequest { submission, names_participant, fingerprint: request, canonical_command } = act;
         let Some(submission) = submission else {
             return Err(HostError::new(ErrorCode::InvalidSubmission, "a command submission must be a JSON object"));

@@ -72,6 +72,8 @@ impl SessionActor {
                 "the attach controller differs from the session's pinned controller identity",
             ));
         }
+        // A seat key to register is checked before anything changes.
+        let registration = self.seat_key_to_register(seat, attach.seat_key.as_ref())?;
         // Claims: a lease-aware attach (with `lease`) takes the seat, refused
         // while another claim is live; a lease-unaware attach takes a claim
         // only when the seat has none, and otherwise acts under the current one.
@@ -151,6 +153,9 @@ impl SessionActor {
         // Stored without the lease token; an exact retry re-derives it.
         let stored = Answer { status: answer.status, body: seal(&Value::Object(result.clone())) };
         let mut ops = vec![self.answer_op(AnswerKind::Attach, &key, request, &stored), self.lease_op()];
+        if let Some(seat_key) = registration {
+            ops.push(self.register_seat_key(seat_key)?);
+        }
         if self.pinned_controller.is_none()
             && let Some(controller) = &controller
         {

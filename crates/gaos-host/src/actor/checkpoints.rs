@@ -14,6 +14,7 @@ use std::sync::Arc;
 use gaos_kernel::{CheckpointCode, CompactRequest, HistoryLookup, KernelError};
 
 use super::SessionActor;
+use super::below_floor::BelowFloor;
 use crate::storage::{AcceptedIdentity, StoreReader, StoredCheckpoint, WriteOp};
 
 /// The default of `HostOptions::checkpoint_every`: transitions between two
@@ -26,10 +27,15 @@ pub const DEFAULT_CHECKPOINT_EVERY: u64 = 128;
 pub(crate) struct StoreHistory {
     pub reader: Arc<dyn StoreReader>,
     pub session_id: String,
+    /// Answers "certainly not" without a store read (`below_floor.rs`).
+    pub below_floor: Arc<BelowFloor>,
 }
 
 impl HistoryLookup for StoreHistory {
     fn was_accepted(&self, participant_id: &str, submission_id: &str, floor: u64) -> Result<bool, String> {
+        if !self.below_floor.may_contain(participant_id, submission_id) {
+            return Ok(false);
+        }
         self.reader.was_accepted(&self.session_id, participant_id, submission_id, floor).map_err(|e| e.to_string())
     }
 }
@@ -44,7 +50,10 @@ impl SessionActor {
         // A multi-level run keeps its levels' whole logs in memory: its run
         // replay, transcript and restart walk them per level (episodes.rs),
         // and a level is one game, so the log stays small.
-        if every == 0 || !self.checkpoints_supported || self.config.run.is_some() {
+        // A signed session keeps its whole log too: a checkpoint (format 1.0)
+        // has no place for the seats' chain heads, and until its roster is
+        // complete its kernel is rebuilt from its events (`seat_keys.rs`).
+        if every == 0 || !self.checkpoints_supported || self.config.run.is_some() || self.config.is_signed() {
             return;
         }
         let revision = self.kernel.transition_revision();
@@ -88,6 +97,9 @@ impl SessionActor {
             })
             .collect();
         identities.sort_by(|a, b| (&a.participant_id, &a.submission_id).cmp(&(&b.participant_id, &b.submission_id)));
+        // Into the filter before the kernel forgets them (a write that then
+        // fails leaves only a "maybe" the store answers).
+        self.below_floor.insert(identities.iter().map(|i| (i.participant_id.as_str(), i.submission_id.as_str())));
         let mut ops = Vec::with_capacity(2);
         if !identities.is_empty() {
             ops.push(WriteOp::Accepted { session_id: self.id.clone(), identities });
@@ -99,8 +111,11 @@ impl SessionActor {
             return;
         }
         // Durable from here: a restart continues from this checkpoint.
-        let history: Arc<dyn HistoryLookup> =
-            Arc::new(StoreHistory { reader: Arc::clone(&self.reader), session_id: self.id.clone() });
+        let history: Arc<dyn HistoryLookup> = Arc::new(StoreHistory {
+            reader: Arc::clone(&self.reader),
+            session_id: self.id.clone(),
+            below_floor: Arc::clone(&self.below_floor),
+        });
         let request = CompactRequest {
             checkpoint_digest: checkpoint.integrity_digest(),
             checkpoint_durably_committed: true,

@@ -7,7 +7,7 @@ use super::SessionActor;
 use crate::answers::{Answer, FINALIZE_KEY};
 use crate::envelope::{self, Finalization, Pending};
 use crate::error::HostError;
-use crate::signing::{SIGNING_EXTENSION, chain_extension};
+use crate::signing::{SIGNING_EXTENSION, awaiting_extension, chain_extension};
 use crate::storage::{AnswerKind, SessionStatus};
 
 impl SessionActor {
@@ -35,6 +35,8 @@ impl SessionActor {
         };
         if let (Some(roster), Some(position)) = (&self.kernel.options().signing, self.kernel.chain_position(seat)) {
             ext.insert(SIGNING_EXTENSION.into(), chain_extension(roster, &position));
+        } else if self.config.awaits_seat_keys() {
+            ext.insert(SIGNING_EXTENSION.into(), awaiting_extension(&self.config.awaiting_seat_keys()));
         }
         let view = self.kernel.observe(seat).map_err(|e| HostError::forbidden(e.to_string()))?;
         let window = self.kernel.window();

@@ -120,7 +120,7 @@ impl SessionActor {
         result.insert("status".into(), SessionStatus::Finalized.as_str().into());
         result.insert("outcome".into(), Value::Object(outcome));
         let replay_digest = sha256_hex(replay.as_bytes());
-        let signatures = if self.kernel.is_signed() { Some(crate::signing::signature_report(&replay)?) } else { None };
+        let signatures = crate::signing::signature_report(&replay, &self.config.seats)?;
         if self.config.policy.includes_replay() {
             result.insert("replay".into(), replay.into());
         }
@@ -139,9 +139,7 @@ impl SessionActor {
         if let Some(metadata) = &finalize.metadata {
             ext.insert("gaos.session.metadata".into(), metadata.clone());
         }
-        if let Some(signatures) = signatures {
-            ext.insert(crate::signing::SIGNATURES_EXTENSION.into(), signatures);
-        }
+        ext.insert(crate::signing::SIGNATURES_EXTENSION.into(), signatures);
         result.insert("extensions".into(), Value::Object(ext));
         let answer = Answer::json(200, &Value::Object(result));
         let op = self.answer_op(AnswerKind::Finalize, FINALIZE_KEY, request, &answer);

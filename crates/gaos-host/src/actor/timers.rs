@@ -9,11 +9,17 @@ use gaos_kernel::TimeoutInput;
 use super::SessionActor;
 use crate::storage::SessionStatus;
 
+/// `timeoutPolicyRef` of a policy timeout: the header's policy (kernel spec §4.10).
+const POLICY_REF: &str = "header.timeoutPolicy";
+
 impl SessionActor {
     /// Bring the timers up to date after anything that may move them.
     pub(super) fn arm_timers(&mut self) {
         let now = self.clock.now_ms();
-        let active = self.status == SessionStatus::Active && !self.kernel.is_terminal();
+        // A signed session waiting for seat keys has not started: no tick and
+        // no turn runs out before every seat can sign (`seat_keys.rs`).
+        let active =
+            self.status == SessionStatus::Active && !self.kernel.is_terminal() && !self.config.awaits_seat_keys();
         if !active {
             self.stop_timers();
             return;
@@ -63,7 +69,9 @@ impl SessionActor {
     pub(super) async fn on_timer(&mut self) {
         self.expire_leases().await;
         let now = self.clock.now_ms();
-        if let Some(due) = self.ticks.take_due(now, self.leases.any_paused(now)) {
+        if let Some(due) = self.ticks.take_due(now, self.leases.any_paused(now))
+            && !self.wait_for_window_deadline(due).await
+        {
             // Bounded catch-up: resolve the ticks that came due, at most
             // the kernel's catch-up limit per firing.
             let limits = *self.kernel.limits();
@@ -105,17 +113,47 @@ impl SessionActor {
             return;
         }
         let timeout = TimeoutInput::new(&format!("turn:{cursor}:{seat}"), self.kernel.tick(), Some(seat), "elapsed");
-        match self.kernel.prepare_timeout(&timeout, None) {
+        self.run_timeout(&timeout).await;
+    }
+
+    /// A tick-bounded window (a signed session's `timeoutPolicy`, kernel
+    /// spec §4.10) waits for its missing seats while `windowTicks`
+    /// scheduled ticks pass (advancing the kernel before its deadline is a
+    /// no-op), then times out the first seat still awaited with the game's
+    /// mapper, at tick `cursor + windowTicks`. Counted in memory: after a
+    /// restart the open window waits its whole `windowTicks` again. `false`
+    /// when the window is not tick-bounded (complete, or no such policy):
+    /// the ticks then resolve as usual.
+    async fn wait_for_window_deadline(&mut self, due: u64) -> bool {
+        let Some(deadline) = self.kernel.next_deadline() else { return false };
+        let cursor = self.kernel.cursor();
+        let before = if self.window_wait.0 == cursor { self.window_wait.1 } else { 0 };
+        let waited = before.saturating_add(due);
+        self.window_wait = (cursor, waited);
+        if waited < deadline.saturating_sub(self.kernel.tick()) {
+            return true;
+        }
+        let Some(seat) = self.kernel.awaiting_seats().into_iter().next() else { return true };
+        let mut timeout = TimeoutInput::new(&format!("deadline:{cursor}:{seat}"), deadline, Some(&seat), "elapsed");
+        timeout.timeout_policy_ref = Some(POLICY_REF.into());
+        self.run_timeout(&timeout).await;
+        true
+    }
+
+    /// Time a seat out with the game's mapper (the kernel refuses a signed
+    /// session's forced input).
+    async fn run_timeout(&mut self, timeout: &TimeoutInput) {
+        match self.kernel.prepare_timeout(timeout, None) {
             Ok(prepared) => {
                 if let Err(e) = self.run_transition(prepared, Vec::new()).await {
-                    tracing::warn!(session = %self.id, error = %e, "a turn timeout could not be persisted");
+                    tracing::warn!(session = %self.id, error = %e, "a timeout could not be persisted");
                 }
             }
             Err(e @ gaos_kernel::KernelError::Reducer { .. }) => {
                 let revoked = self.game_failed(e).await;
                 tracing::warn!(session = %self.id, error = %revoked, "a turn timeout met failing game code");
             }
-            Err(e) => tracing::warn!(session = %self.id, error = %e, "a turn timeout was refused"),
+            Err(e) => tracing::warn!(session = %self.id, error = %e, "a timeout was refused"),
         }
     }
 }

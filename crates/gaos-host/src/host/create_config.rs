@@ -76,9 +76,8 @@ pub(super) fn parse_create(
         }
     }
     let lease_ms = request.lease.map(|lease| lease.duration(bounds)).transpose()?.flatten();
-    if let Some(roster) = &request.seat_keys {
-        crate::signing::check_create_roster(roster, &seats, run.is_some())?;
-    }
+    let signing =
+        crate::signing::parse_create_signing(&request.signing, &seats, run.is_some(), &cadence, game.as_ref())?;
     Ok(SessionConfig {
         session_id,
         game: game.game_ref().id,
@@ -99,6 +98,9 @@ pub(super) fn parse_create(
         module_sha256: None,
         run,
         manifest: None,
-        seat_keys: request.seat_keys.clone(),
+        seat_keys: signing.seat_keys,
+        seat_keys_at_attach: signing.at_attach,
+        timeout_policy: signing.timeout_policy,
+        registered_keys: Vec::new(),
     })
 }

@@ -68,12 +68,18 @@ impl Host {
             ),
             None => None,
         };
-        let config = gaos_json::parse(&record.config)
+        let mut config = gaos_json::parse(&record.config)
             .map_err(|e| format!("it is not JSON: {e}"))
             .and_then(|value| SessionConfig::from_value(&value))
             .map_err(|e| {
                 HostError::new(ErrorCode::RehydrateFailed, format!("the stored configuration of {id}: {e}"))
             })?;
+        if let Some((_, text)) = state.iter().find(|(k, _)| *k == SessionStateKey::SeatKeys) {
+            config.registered_keys =
+                crate::signing::read_registered_keys(text, &config.seat_keys_at_attach).map_err(|e| {
+                    HostError::new(ErrorCode::RehydrateFailed, format!("the seat keys registered in {id}: {e}"))
+                })?;
+        }
         let game = self
             .inner
             .options

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use gaos_kernel::{DynReducer, HistoryLookup, KernelCheckpoint, KernelOptions, SessionEvent, SessionKernel};
 
-use crate::actor::{RestoredFrom, StoreHistory};
+use crate::actor::{BelowFloor, RestoredFrom, StoreHistory};
 use gaos_session::ErrorCode;
 
 use crate::error::HostError;
@@ -69,7 +69,10 @@ pub(super) fn rebuild(
         })?;
     let checkpoint = KernelCheckpoint::from_json(&stored.body)
         .map_err(|e| HostError::internal(format!("the stored checkpoint of {id} is unreadable: {e}")))?;
-    let history: Arc<dyn HistoryLookup> = Arc::new(StoreHistory { reader, session_id: id.to_owned() });
+    // Identities below a stored checkpoint's floor were never seen here: every
+    // question about them goes to the store (`actor/below_floor.rs`).
+    let history: Arc<dyn HistoryLookup> =
+        Arc::new(StoreHistory { reader, session_id: id.to_owned(), below_floor: Arc::new(BelowFloor::unknown()) });
     let kernel = SessionKernel::restore(options, &checkpoint, parsed, Some(history)).map_err(|e| {
         rehydrate_failed(format!(
             "session {id} failed to restore from its checkpoint at transition {}: {e}",

@@ -19,6 +19,9 @@ pub struct AttachRequest {
     pub(crate) controller: Option<SessionControllerIdentity>,
     /// A lease-aware attach: the claim it asks for (bounds checked by the actor).
     pub(crate) lease: Option<LeaseAsk>,
+    /// RFC-010: the seat's key entry to register (checked by the actor,
+    /// which knows whether the session waits for it; `actor/seat_keys.rs`).
+    pub(crate) seat_key: Option<Value>,
     /// SHA-256 of the body's canonical JSON.
     pub(crate) fingerprint: String,
 }
@@ -26,7 +29,7 @@ pub struct AttachRequest {
 impl AttachRequest {
     /// Read and check an attach body.
     pub fn from_value(body: Value) -> Result<Self, HostError> {
-        const FIELDS: [&str; 5] = ["requestId", "participantId", "controller", "extensions", "lease"];
+        const FIELDS: [&str; 6] = ["requestId", "participantId", "controller", "extensions", "lease", "seatKey"];
         let map =
             body.as_object().ok_or_else(|| HostError::invalid_request("the attach body must be a JSON object"))?;
         if let Some(key) = map.keys().find(|k| !FIELDS.contains(&k.as_str())) {
@@ -46,7 +49,8 @@ impl AttachRequest {
         // Product extensions: an object, not read by the host.
         extensions(map)?;
         let lease = map.get("lease").map(LeaseAsk::from_value).transpose()?;
-        Ok(AttachRequest { request_id, participant_id, controller, lease, fingerprint: fingerprint(&body) })
+        let seat_key = map.get("seatKey").cloned();
+        Ok(AttachRequest { request_id, participant_id, controller, lease, seat_key, fingerprint: fingerprint(&body) })
     }
 
     /// The request an HTTP client sending `request` makes.

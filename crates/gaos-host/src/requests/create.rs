@@ -2,7 +2,6 @@
 
 use gaos_json::{Map, Value};
 use gaos_kernel::protocol::is_valid_participant_id;
-use gaos_kernel::signing::Roster;
 use gaos_kernel::{Cadence, SessionLimits};
 use gaos_session::policy::SessionPolicy;
 
@@ -15,7 +14,7 @@ use crate::error::HostError;
 const MAX_REQUEST_ID_BYTES: usize = 256;
 
 /// Every field a create may carry.
-const FIELDS: [&str; 19] = [
+const FIELDS: [&str; 21] = [
     "game",
     "requestId",
     "sessionId",
@@ -34,8 +33,14 @@ const FIELDS: [&str; 19] = [
     "run",
     "manifest",
     "seatKeys",
+    "seatKeysAtAttach",
     "signaturePolicy",
+    "timeoutPolicy",
 ];
+
+/// The fields of RFC-010 signed play, read against the session's seats,
+/// cadence and game once those are known (`signing::parse_create_signing`).
+const SIGNING_FIELDS: [&str; 4] = ["seatKeys", "seatKeysAtAttach", "signaturePolicy", "timeoutPolicy"];
 
 /// The `lease` of a create or attach: a claim asked for, `{}` (the host's
 /// default duration) or `{"durationMs": N}`.
@@ -94,8 +99,9 @@ pub struct CreateRequest {
     pub(crate) run: Option<Value>,
     /// The benchmark manifest an official evaluation is bound to.
     pub(crate) manifest: Option<Value>,
-    /// RFC-010 signed play: `seatKeys` with its `signaturePolicy`.
-    pub(crate) seat_keys: Option<Roster>,
+    /// RFC-010 signed play: the create's `seatKeys`, `seatKeysAtAttach`,
+    /// `signaturePolicy` and `timeoutPolicy` as sent (see [`SIGNING_FIELDS`]).
+    pub(crate) signing: Map,
     /// SHA-256 of the body's canonical JSON (a `requestId`'s exact retry).
     pub(crate) fingerprint: String,
 }
@@ -170,7 +176,16 @@ impl CreateRequest {
         };
         let policy = map.get("policy").map(SessionPolicy::from_value).transpose().map_err(bad)?;
         let lease = map.get("lease").map(LeaseAsk::from_value).transpose()?;
-        let seat_keys = crate::signing::read_create_signing(map)?;
+        let signing: Map = map
+            .iter()
+            .filter(|(k, _)| SIGNING_FIELDS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if (signing.contains_key("seatKeys") || signing.contains_key("seatKeysAtAttach"))
+            != signing.contains_key("signaturePolicy")
+        {
+            return Err(bad("seatKeys (or seatKeysAtAttach) and signaturePolicy come together (RFC-010 signed play)"));
+        }
         Ok(CreateRequest {
             game,
             request_id,
@@ -189,7 +204,7 @@ impl CreateRequest {
             lease,
             run: map.get("run").cloned(),
             manifest: map.get("manifest").cloned(),
-            seat_keys,
+            signing,
             fingerprint: fingerprint(&body),
         })
     }

@@ -138,6 +138,10 @@ pub enum SessionStateKey {
     /// revision the reset was asked at (`actor/reset.rs`): a level of such a
     /// run is live only once its reset is durable.
     RunReset,
+    /// The seat keys of a signed session registered at attach so far
+    /// (`actor/seat_keys.rs`): a JSON array of roster entries, written with
+    /// the attach answer that registered the last one.
+    SeatKeys,
 }
 
 impl SessionStateKey {
@@ -148,6 +152,7 @@ impl SessionStateKey {
             SessionStateKey::DigestKey => "digestKey",
             SessionStateKey::TurnClock => "turnClock",
             SessionStateKey::RunReset => "runReset",
+            SessionStateKey::SeatKeys => "seatKeys",
         }
     }
 
@@ -158,6 +163,7 @@ impl SessionStateKey {
             "digestKey" => SessionStateKey::DigestKey,
             "turnClock" => SessionStateKey::TurnClock,
             "runReset" => SessionStateKey::RunReset,
+            "seatKeys" => SessionStateKey::SeatKeys,
             _ => return None,
         })
     }

@@ -363,7 +363,7 @@ impl std::fmt::Display for BundleReadError {
 
 impl std::error::Error for BundleReadError {}
 
-fn list_files(root: &Path) -> Result<BTreeSet<String>, BundleReadError> {
+pub(crate) fn list_files(root: &Path) -> Result<BTreeSet<String>, BundleReadError> {
     let mut found = BTreeSet::new();
     let mut stack: Vec<(PathBuf, String)> = vec![(root.to_path_buf(), String::new())];
     while let Some((dir, prefix)) = stack.pop() {

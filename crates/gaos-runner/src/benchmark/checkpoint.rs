@@ -27,6 +27,7 @@ use gaos_json::{Map, Value, canonical_json};
 
 use crate::benchmark::error::BenchmarkError;
 use crate::benchmark::plan::{EpisodePlan, plan_from_value, plan_value};
+use crate::journal_lines::{JournalLine, journal_lines};
 
 /// The checkpoint schema id.
 pub const CHECKPOINT_SCHEMA: &str = "gaos.benchmark-run-checkpoint.v1";
@@ -409,15 +410,8 @@ impl Checkpoint {
             Err(e) => return Err(BenchmarkError::Io(format!("cannot read the journal {}: {e}", journal.display()))),
         };
         let bad = |why: String| BenchmarkError::Checkpoint(format!("{}: {why}", journal.display()));
-        let complete_lines = text.lines().count() - usize::from(!text.is_empty() && !text.ends_with('\n'));
-        for (number, line) in text.lines().enumerate() {
-            let torn = number >= complete_lines;
-            let value = match gaos_json::parse(line) {
-                Ok(value) => value,
-                Err(_) if torn => break,
-                Err(e) => return Err(bad(format!("line {} is not JSON: {e}", number + 1))),
-            };
-            if number == 0 {
+        for JournalLine { number, value, torn } in journal_lines(&text).map_err(bad)? {
+            if number == 1 {
                 if canonical_json(&value) != journal_header(&checkpoint.manifest_digest, &checkpoint.agent) {
                     return Err(bad("the journal belongs to another run (manifest or agent differ)".into()));
                 }
@@ -426,7 +420,7 @@ impl Checkpoint {
             match JournalRecord::from_value(&value) {
                 Ok(record) => checkpoint.apply(record),
                 Err(_) if torn => break,
-                Err(e) => return Err(bad(format!("line {}: {e}", number + 1))),
+                Err(e) => return Err(bad(format!("line {number}: {e}"))),
             }
         }
         Ok(checkpoint)

@@ -12,12 +12,12 @@
 use gaos_json::{Value, fnv1a32, obj};
 
 use crate::benchmark::checkpoint::{AgentIdentity, AgentKind, InProgressEpisode};
-use crate::benchmark::error::FactoryError;
 use crate::benchmark::manifest::BenchmarkManifest;
 use crate::benchmark::plan::EpisodePlan;
 use crate::driver::AgentDriver;
 use crate::drivers::{DriverSettings, DriverSpec, RandomDriver};
 use crate::error::DriverError;
+use crate::error::FactoryError;
 use gaos_session::{BoxFuture, SessionHandle};
 use gaos_session::{ControllerKind, EvaluationPolicy, SessionControllerIdentity, SessionPolicy};
 
@@ -209,10 +209,12 @@ impl DriverAssignment {
     }
 
     /// The agent identity: kind from the scored seat's driver (`openai` is a
-    /// provider, the rest run locally), id from the whole assignment.
+    /// provider, `process` a CLI, the rest run locally), id from the whole
+    /// assignment.
     pub fn agent(&self, scored_seat: &str) -> AgentIdentity {
         let kind = match self.spec_for(scored_seat) {
             DriverSpec::OpenAi { .. } => AgentKind::Provider,
+            DriverSpec::Process { .. } => AgentKind::Cli,
             _ => AgentKind::Local,
         };
         let mut id = self.default.0.clone();
@@ -250,17 +252,5 @@ impl DriverAssignment {
 /// events of the seat). Factories use it to move a resumed driver past the
 /// decisions the session already holds.
 pub fn accepted_commands(transcript: &str, seat: &str) -> Result<u64, String> {
-    let mut count = 0;
-    for (number, line) in transcript.lines().enumerate().skip(1) {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let event = gaos_json::parse(line).map_err(|e| format!("transcript line {} is not JSON: {e}", number + 1))?;
-        if event.get("kind").and_then(Value::as_str) == Some("intent-accepted")
-            && event.get("participantId").and_then(Value::as_str) == Some(seat)
-        {
-            count += 1;
-        }
-    }
-    Ok(count)
+    crate::host_seats::accepted_submissions(transcript, seat).map(|ids| ids.len() as u64)
 }

@@ -9,18 +9,22 @@
 use gaos_session::ErrorCode;
 use std::collections::BTreeMap;
 
-use gaos_json::{Map, Value, obj};
+use gaos_json::Value;
 
 use crate::benchmark::checkpoint::{AgentIdentity, InProgressEpisode};
-use crate::benchmark::error::FactoryError;
 use crate::benchmark::factory::{
-    DriverAssignment, EpisodeSeat, EpisodeSession, SessionFactory, accepted_commands, episode_policy, episode_request,
+    DriverAssignment, EpisodeSeat, EpisodeSession, SessionFactory, episode_level, episode_policy, episode_request,
     episode_session_id,
 };
 use crate::benchmark::manifest::BenchmarkManifest;
 use crate::benchmark::plan::EpisodePlan;
 use crate::drivers::DriverSettings;
-use gaos_session::{AttachRequest, BoxFuture, EpisodeHost, SessionPolicy};
+use crate::error::FactoryError;
+use crate::host_seats::{
+    OpenSeats, SignedSeat, add_signing, attach_seats, create_seats, read_attachment, signed_seats,
+};
+use gaos_session::signing::SeatSigningKey;
+use gaos_session::{BoxFuture, EpisodeHost, SessionPolicy};
 
 /// What the factory knows about the benchmark's game.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,6 +62,8 @@ pub struct HostedEpisodeFactory<H> {
     settings: DriverSettings,
     policy: SessionPolicy,
     manifest: Value,
+    /// Seat keys given for signed episodes (empty: unsigned episodes).
+    seat_keys: BTreeMap<String, SeatSigningKey>,
 }
 
 impl<H: EpisodeHost> HostedEpisodeFactory<H> {
@@ -92,7 +98,39 @@ impl<H: EpisodeHost> HostedEpisodeFactory<H> {
             )));
         }
         let policy = episode_policy(manifest, &drivers.agent(scored));
-        Ok(HostedEpisodeFactory { host, game, drivers, settings, policy, manifest: manifest.value().clone() })
+        Ok(HostedEpisodeFactory {
+            host,
+            game,
+            drivers,
+            settings,
+            policy,
+            manifest: manifest.value().clone(),
+            seat_keys: BTreeMap::new(),
+        })
+    }
+
+    /// Play signed episodes (RFC-010, `gaos bench run --seat-key SEAT=FILE`):
+    /// each episode's create names every seat's public key, and every seat's
+    /// handle signs its moves. A seat given no key signs with one derived
+    /// from the first given key (in seat order) and the episode
+    /// ([`SeatSigningKey::derive`]), so a resume, or a take-over of an
+    /// episode whose session outlived its run, signs with the same keys.
+    /// Refuses keys for seats the game does not have.
+    pub fn signed_by(mut self, keys: BTreeMap<String, SeatSigningKey>) -> Result<Self, FactoryError> {
+        if let Some(seat) = keys.keys().find(|s| !self.game.seats.contains(s)) {
+            return Err(FactoryError(format!(
+                "--seat-key names seat {seat:?}, but game {} has seats {}",
+                self.game.id,
+                self.game.seats.join(", ")
+            )));
+        }
+        self.seat_keys = keys;
+        Ok(self)
+    }
+
+    /// Every seat of episode `plan` with its key, in seat order (no keys: unsigned).
+    fn signed_seats(&self, plan: &EpisodePlan) -> Vec<SignedSeat> {
+        signed_seats(&self.game.seats, |seat| self.seat_keys.get(seat).cloned(), &episode_session_id(plan))
     }
 
     /// The agent identity (the scored seat's driver kind, the assignment as id).
@@ -110,13 +148,32 @@ impl<H: EpisodeHost> HostedEpisodeFactory<H> {
         &self.host
     }
 
-    fn attachment(session_id: &str, tokens: &BTreeMap<String, String>) -> Value {
-        let seats: Map = tokens.iter().map(|(seat, token)| (seat.clone(), Value::from(token.as_str()))).collect();
-        obj! { "sessionId" => session_id, "seats" => seats }.into()
+    fn driver(&self, seat: &str, plan: &EpisodePlan) -> Result<Box<dyn crate::AgentDriver>, FactoryError> {
+        // A `process` driver is told what it plays.
+        let mut settings = self.settings.clone();
+        let start = &mut settings.process.start;
+        start.game = self.game.id.clone();
+        start.level_id = plan.task_id.clone();
+        start.level = self.game.levels.get(&plan.task_id).map_or(Value::Null, |level| episode_level(level, plan));
+        start.seed = plan.seed;
+        start.entrant = self.agent().id;
+        Ok(self.drivers.build(seat, plan, &settings)?)
     }
 
-    fn driver(&self, seat: &str, plan: &EpisodePlan) -> Result<Box<dyn crate::AgentDriver>, FactoryError> {
-        Ok(self.drivers.build(seat, plan, &self.settings)?)
+    /// The episode's sessions from open seats: a driver per seat, moved
+    /// past the commands the session already holds.
+    fn episode(&self, plan: &EpisodePlan, open: OpenSeats) -> Result<EpisodeSession, FactoryError> {
+        let attachment = open.attachment();
+        let mut seats = Vec::with_capacity(open.handles.len());
+        for ((handle, accepted), seat) in open.handles.into_iter().zip(open.accepted).zip(&self.game.seats) {
+            let accepted = accepted.len() as u64;
+            let mut driver = self.driver(seat, plan)?;
+            if accepted > 0 {
+                driver.resume_after(accepted);
+            }
+            seats.push(EpisodeSeat { handle, driver, accepted });
+        }
+        Ok(EpisodeSession { seats, attachment, attach_receipt_digest: open.receipt_digest })
     }
 
     async fn create(&self, plan: &EpisodePlan) -> Result<EpisodeSession, FactoryError> {
@@ -127,83 +184,13 @@ impl<H: EpisodeHost> HostedEpisodeFactory<H> {
         // The manifest travels with the create, so any GAOS host can bind
         // the official score to it (the host checks it against the policy's
         // digest), not only one started with `--manifest`.
+        let seats = self.signed_seats(plan);
         if let Some(map) = request.as_object_mut() {
             map.insert("manifest".into(), self.manifest.clone());
+            add_signing(map, &seats);
         }
-        let created = match self.host.create(&request, &self.policy).await {
-            Ok(created) => created,
-            // A run stopped between creating this session and recording it:
-            // take the session over (new seat tokens) and continue it.
-            Err(e) if e.code() == Some(&ErrorCode::SessionExists) => {
-                let id = session_id.unwrap_or_default();
-                let mut tokens = BTreeMap::new();
-                for seat in &self.game.seats {
-                    tokens.insert(seat.clone(), self.host.reissue_seat_token(&id, seat).await?);
-                }
-                let transcript = self.host.transcript(&id).await?;
-                return self.attach(plan, &id, &tokens, &transcript).await;
-            }
-            Err(e) => return Err(e.into()),
-        };
-        let mut seats = vec![EpisodeSeat { handle: created.handle, driver: self.driver(scored, plan)?, accepted: 0 }];
-        for seat in self.game.seats.iter().skip(1) {
-            let token = created.seat_tokens.get(seat).ok_or_else(|| {
-                FactoryError(format!("the host issued no token for seat {seat:?} of {}", created.session_id))
-            })?;
-            let request =
-                AttachRequest { participant_id: Some(seat.clone()), ..AttachRequest::new(format!("bench:{seat}")) };
-            let handle = self.host.attach(&created.session_id, token, &request, &self.policy).await?;
-            seats.push(EpisodeSeat { handle, driver: self.driver(seat, plan)?, accepted: 0 });
-        }
-        Ok(EpisodeSession {
-            seats,
-            attachment: Self::attachment(&created.session_id, &created.seat_tokens),
-            attach_receipt_digest: None,
-        })
-    }
-
-    async fn attach(
-        &self,
-        plan: &EpisodePlan,
-        session_id: &str,
-        tokens: &BTreeMap<String, String>,
-        transcript: &str,
-    ) -> Result<EpisodeSession, FactoryError> {
-        let events = transcript.lines().count();
-        let mut seats = Vec::with_capacity(self.game.seats.len());
-        let mut receipt_digest = None;
-        for seat in &self.game.seats {
-            let token = tokens.get(seat).ok_or_else(|| {
-                FactoryError(format!("the checkpoint holds no token for seat {seat:?} of {session_id}"))
-            })?;
-            // Attach at the durable head; the id names the head (events so far),
-            // so a repeated resume at the same head gets the same answer.
-            let request = AttachRequest {
-                participant_id: Some(seat.clone()),
-                ..AttachRequest::new(format!("bench-resume:{seat}:{events}"))
-            };
-            let handle = match self.host.attach(session_id, token, &request, &self.policy).await {
-                Ok(handle) => handle,
-                // Finalized before the run recorded it: adopt the head;
-                // run_session repeats the finalize and gets the stored result.
-                Err(e) if e.code() == Some(&ErrorCode::SessionFinalized) => {
-                    self.host.adopt(session_id, seat, token, &self.policy).await?
-                }
-                Err(e) => return Err(e.into()),
-            };
-            if receipt_digest.is_none() {
-                receipt_digest = handle.receipt().map(|r| r.receipt_digest);
-            }
-            let accepted = accepted_commands(transcript, seat).map_err(FactoryError)?;
-            let mut driver = self.driver(seat, plan)?;
-            driver.resume_after(accepted);
-            seats.push(EpisodeSeat { handle, driver, accepted });
-        }
-        Ok(EpisodeSession {
-            seats,
-            attachment: Self::attachment(session_id, tokens),
-            attach_receipt_digest: receipt_digest,
-        })
+        let open = create_seats(&self.host, &request, &self.policy, &seats, session_id.as_deref(), "bench").await?;
+        self.episode(plan, open)
     }
 }
 
@@ -217,20 +204,15 @@ impl<H: EpisodeHost> SessionFactory for HostedEpisodeFactory<H> {
         in_progress: &'a InProgressEpisode,
     ) -> BoxFuture<'a, Result<EpisodeSession, FactoryError>> {
         Box::pin(async move {
-            let attachment = &in_progress.attachment;
-            let session_id = attachment
-                .get("sessionId")
-                .and_then(Value::as_str)
-                .ok_or_else(|| FactoryError("the in-progress attachment has no sessionId".into()))?;
-            let tokens: BTreeMap<String, String> = attachment
-                .get("seats")
-                .and_then(Value::as_object)
-                .ok_or_else(|| FactoryError("the in-progress attachment has no seat tokens".into()))?
-                .iter()
-                .filter_map(|(seat, token)| Some((seat.clone(), token.as_str()?.to_owned())))
-                .collect();
-            match self.host.transcript(session_id).await {
-                Ok(transcript) => self.attach(&in_progress.plan, session_id, &tokens, &transcript).await,
+            let (session_id, tokens) = read_attachment(&in_progress.attachment)?;
+            match self.host.transcript(&session_id).await {
+                Ok(transcript) => {
+                    let seats = self.signed_seats(&in_progress.plan);
+                    let open =
+                        attach_seats(&self.host, &session_id, &tokens, &transcript, &self.policy, &seats, "bench")
+                            .await?;
+                    self.episode(&in_progress.plan, open)
+                }
                 // The host no longer has the session (a private host kept
                 // on tmpfs, after a reboot): the episode starts over in a
                 // new session. Nothing it did before survives to repeat.

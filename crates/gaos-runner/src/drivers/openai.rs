@@ -422,6 +422,7 @@ impl AgentDriver for OpenAiDriver {
                             reasoning: choice.reasoning,
                             message: content.map(str::to_owned),
                             usage: Some(usage),
+                            submission_tag: None,
                         });
                     }
                     Err(problem) => {

@@ -13,6 +13,7 @@ use crate::control::{ControlChange, Controller, RunInput, RunInputs};
 use crate::driver::{AgentDriver, Decision, DriverContext, InterruptRequest};
 use crate::error::{RunError, SessionError};
 use crate::reconnect::{Reattached, ReconnectPolicy, Reconnecting};
+use gaos_json::Value;
 use gaos_session::{ActOptions, EpisodeIdentity, FinalizeRequest, HandleState, Observation, SessionHandle};
 
 /// Presentations of one run: awaited (paced) or in the background (unpaced).
@@ -449,7 +450,10 @@ impl<'h, 'a, 'd> Run<'h, 'a, 'd> {
         let action = decision.action.clone();
         // Named explicitly so that a resend after a lost answer carries the
         // same id (the handle resends the identical submission).
-        let submission_id = self.handle.next_submission_id();
+        let submission_id = match &decision.submission_tag {
+            Some(tag) => format!("{tag}:{}", self.handle.next_submission_id()),
+            None => self.handle.next_submission_id(),
+        };
         let handle = self.handle;
         let send = || handle.act_with(action.clone(), ActOptions::new().submission_id(submission_id.clone()));
         match self.with_resends(Some(&submission_id), send).await {
@@ -512,10 +516,13 @@ impl<'h, 'a, 'd> Run<'h, 'a, 'd> {
 ///    unpaced: background, bounded by `max_pending_presentations`); on an
 ///    episode change reset the driver under fresh-per-episode (never for
 ///    the first episode) and call `on_episode_change`; stop when the
-///    observation is done ([`Observation::is_done`]); when the seat has
+///    observation is done ([`Observation::is_done`]; the driver's
+///    [`AgentDriver::end`] is told the outcome first); when the seat has
 ///    nothing to decide, wait for a change ([`SessionHandle::wait_for_change`],
 ///    no busy polling) and observe again; otherwise ask the driver, call
-///    `on_decision`, and `act` with the decision's action unchanged.
+///    `on_decision`, and `act` with the decision's action unchanged (under
+///    the id `<tag>:<default id>` when the decision carries a
+///    [`Decision::submission_tag`]).
 /// 3. Await the presentations. `Caller` returns `Terminal`; `Automatic`
 ///    finalizes with the default request, calls `on_finalized` and returns
 ///    `Finalized` with the result.
@@ -535,7 +542,11 @@ pub async fn run_session(
     let mut observation = run.observe().await?;
     loop {
         match run.next_observation(&observation).await? {
-            Next::Done => break,
+            Next::Done => {
+                let outcome = observation.tick().get("outcome").cloned().unwrap_or(Value::Null);
+                run.deciders.agent.end(&outcome).await;
+                break;
+            }
             Next::Wait => observation = run.wait_for_change(&observation).await?,
             Next::Decide => {
                 let Some((decision, by_person)) = run.decide(&observation).await? else { continue };
