@@ -259,6 +259,9 @@ struct Running {
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
+    /// The task copying stderr into the log: awaited at the end, so the log
+    /// is whole when the match is over.
+    stderr_copy: Option<tokio::task::JoinHandle<()>>,
 }
 
 enum State {
@@ -316,12 +319,10 @@ impl ProcessDriver {
         command.stderr(if self.config.stderr_log.is_some() { Stdio::piped() } else { Stdio::inherit() });
         let mut child =
             command.spawn().map_err(|e| format!("cannot start {:?}: {e}", self.config.command.join(" ")))?;
-        if let Some(stderr) = child.stderr.take() {
-            tokio::spawn(copy_stderr(stderr, self.log.clone()));
-        }
+        let stderr_copy = child.stderr.take().map(|stderr| tokio::spawn(copy_stderr(stderr, self.log.clone())));
         let stdin = child.stdin.take().ok_or("the process has no stdin")?;
         let stdout = child.stdout.take().ok_or("the process has no stdout")?;
-        Ok(Box::new(Running { child, stdin: Some(stdin), stdout: BufReader::new(stdout) }))
+        Ok(Box::new(Running { child, stdin: Some(stdin), stdout: BufReader::new(stdout), stderr_copy }))
     }
 
     /// Stop the process for good (killed if it still runs), noting why.
@@ -492,6 +493,11 @@ impl AgentDriver for ProcessDriver {
                 if tokio::time::timeout(EXIT_GRACE, running.child.wait()).await.is_err() {
                     let _ = running.child.start_kill();
                     let _ = running.child.wait().await;
+                }
+                // The process is gone: its last stderr lines reach the log
+                // before the match counts as over.
+                if let Some(copy) = running.stderr_copy.take() {
+                    let _ = tokio::time::timeout(EXIT_GRACE, copy).await;
                 }
             }
             self.state = State::Stopped("the game is over".into());
