@@ -10,6 +10,7 @@
 //! from the durable deadlines. Membership and timeouts only decide *when*
 //! a session moves; the fence in the store decides whether a write counts.
 
+mod claims;
 mod membership;
 mod ownership;
 
@@ -30,7 +31,9 @@ pub use ownership::Route;
 
 use crate::error::HostError;
 use crate::metrics::Metrics;
+use claims::Claims;
 use membership::Membership;
+use ownership::OwnerRow;
 
 /// What the cluster asks of the host whose sessions it routes (the host
 /// implements it; the cluster never reaches into the host otherwise).
@@ -154,11 +157,21 @@ impl std::fmt::Debug for Cluster {
     }
 }
 
+/// What a restarted host of a cluster took back ([`Cluster::reclaim_own`]).
+#[derive(Debug, Default)]
+pub struct Reclaimed {
+    /// Sessions claimed again (a new epoch).
+    pub claimed: Vec<String>,
+    /// Sessions left unclaimed, with why (their game module changed).
+    pub refused: Vec<(String, String)>,
+}
+
 /// This host's membership of a cluster.
 pub struct Cluster {
     pool: Pool,
     membership: Membership,
     http: HttpClient<HttpConnector, Body>,
+    claims: Claims,
 }
 
 impl Cluster {
@@ -187,7 +200,7 @@ impl Cluster {
         let http = HttpClient::builder(TokioExecutor::new()).build(connector);
         let (node_id, advertise) = options.identity(bound);
         let membership = Membership::new(node_id, advertise, options.node_lease);
-        let cluster = Arc::new(Cluster { pool, membership, http });
+        let cluster = Arc::new(Cluster { pool, membership, http, claims: Claims::default() });
         let db_now =
             cluster.membership.heartbeat(&cluster.pool).await.map_err(|e| format!("cannot join the cluster: {e}"))?;
         Ok((cluster, db_now))
@@ -210,23 +223,31 @@ impl Cluster {
         if self.is_live() && host.serves_locally(session_id) {
             return Ok(Route::Local { epoch: 0 });
         }
-        // This host's memory of the session is not to be trusted: it never
-        // had it, its membership lapsed, or it stopped after a failed write.
-        host.forget_session(session_id);
         for _ in 0..3 {
-            let Some(row) = ownership::owner_of(&self.pool, session_id).await? else { return Ok(Route::Unknown) };
-            if row.owner != self.node_id() && row.live {
-                let url = row.url.unwrap_or_default();
-                return Ok(Route::Remote { node_id: row.owner, url });
+            let Some(row) = ownership::owner_of(&self.pool, session_id).await? else {
+                host.forget_session(session_id);
+                return Ok(Route::Unknown);
+            };
+            if let Some(route) = self.settled(host, session_id, &row)? {
+                return Ok(route);
             }
-            if !self.is_live() {
-                return Err(HostError::unavailable(
-                    "this host's cluster membership has lapsed and is being renewed; retry shortly",
-                ));
+            // One claim per session at a time on this host: a second request
+            // that raced the first finds its claim below instead of claiming
+            // again (which would fence the load the first claim started).
+            let _turn = self.claims.turn(session_id).await;
+            let Some(row) = ownership::owner_of(&self.pool, session_id).await? else {
+                host.forget_session(session_id);
+                return Ok(Route::Unknown);
+            };
+            if let Some(route) = self.settled(host, session_id, &row)? {
+                return Ok(route);
             }
             host.check_module_of(session_id, &row.config)?;
+            // Whatever this host kept of the session predates the claim.
+            host.forget_session(session_id);
             match ownership::claim(&self.pool, session_id, self.node_id(), &row.owner, row.epoch).await? {
                 Some(epoch) => {
+                    self.claims.record(session_id, epoch);
                     if row.owner != self.node_id() {
                         host.metrics().add_claim();
                         tracing::info!(session = %session_id, from = %row.owner, epoch, "claimed a session");
@@ -238,6 +259,27 @@ impl Cluster {
             }
         }
         Err(HostError::unavailable(format!("session {session_id} is being claimed by several hosts; retry")))
+    }
+
+    /// Where a session whose row reads `row` goes without a claim: to its
+    /// live owner elsewhere, or here when the row still names the epoch this
+    /// host claimed (its actor may be loading). `None`: it needs a claim.
+    fn settled(&self, host: &dyn SessionHome, session_id: &str, row: &OwnerRow) -> Result<Option<Route>, HostError> {
+        if row.owner != self.node_id() && row.live {
+            self.claims.forget(session_id);
+            host.forget_session(session_id);
+            let url = row.url.clone().unwrap_or_default();
+            return Ok(Some(Route::Remote { node_id: row.owner.clone(), url }));
+        }
+        if !self.is_live() {
+            return Err(HostError::unavailable(
+                "this host's cluster membership has lapsed and is being renewed; retry shortly",
+            ));
+        }
+        if row.owner == self.node_id() && self.claims.epoch(session_id) == Some(row.epoch) {
+            return Ok(Some(Route::Local { epoch: row.epoch }));
+        }
+        Ok(None)
     }
 
     /// Forward a request to the host at `url` and stream its answer back.
@@ -295,6 +337,7 @@ impl Cluster {
                     // hosts may own our sessions now. Forget them all before
                     // counting as live again; each reloads (or forwards) on
                     // its next request.
+                    cluster.claims.clear();
                     let dropped = beat_host.forget_all_sessions();
                     if dropped > 0 {
                         tracing::warn!(dropped, "membership lapsed; every session in memory was dropped");
@@ -342,15 +385,19 @@ impl Cluster {
         Ok(())
     }
 
-    /// The sessions this host owned before it restarted, claimed again.
-    pub async fn reclaim_own(&self, host: &dyn SessionHome) -> Result<Vec<String>, HostError> {
-        let mut claimed = Vec::new();
+    /// The sessions this host owned before it restarted, claimed again, and
+    /// those it would not claim (a game module that changed), with why.
+    pub async fn reclaim_own(&self, host: &dyn SessionHome) -> Result<Reclaimed, HostError> {
+        let mut reclaimed = Reclaimed::default();
         for (session_id, _) in ownership::owned_by(&self.pool, self.node_id()).await? {
-            if let Ok(Route::Local { .. }) = self.route(host, &session_id).await {
-                claimed.push(session_id);
+            match self.route(host, &session_id).await {
+                Ok(Route::Local { .. }) => reclaimed.claimed.push(session_id),
+                Ok(_) => {}
+                Err(e) if e.code == ErrorCode::ModuleChanged => reclaimed.refused.push((session_id, e.message)),
+                Err(e) => tracing::warn!(session = %session_id, error = %e, "taking back a session failed"),
             }
         }
-        Ok(claimed)
+        Ok(reclaimed)
     }
 
     /// Leave the cluster (graceful shutdown).

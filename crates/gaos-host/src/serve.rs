@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::auth::{OperatorTokenSource, operator_token};
-use crate::cluster::SessionHome;
 use crate::cluster::{Cluster, ClusterOptions};
 use crate::connections::{ConnectionLimits, serve_bounded};
 use crate::host::{Host, HostOptions};
@@ -175,30 +174,17 @@ fn open_sqlite(data_dir: &std::path::Path) -> Result<(SqliteWriter, SqliteReader
 /// owners' or, once those lapse, the sweep's).
 async fn rehydrate_in_background(host: Host) {
     let started = std::time::Instant::now();
-    if let Some(cluster) = host.cluster() {
-        match cluster.reclaim_own(&host).await {
-            Ok(claimed) => {
-                let mut loaded = 0;
-                for id in &claimed {
-                    match host.load_owned(id).await {
-                        Ok(_) => loaded += 1,
-                        Err(e) => tracing::error!(session = %id, error = %e, "an owned session did not load"),
-                    }
-                }
-                host.finish_startup_pass();
-                println!(
-                    "gaos serve: took back {loaded} session(s) this node owned, in {} ms",
-                    started.elapsed().as_millis()
-                );
-            }
+    let report = match host.cluster() {
+        Some(cluster) => match cluster.reclaim_own(&host).await {
+            Ok(reclaimed) => host.rehydrate_claimed(reclaimed).await,
             Err(e) => {
                 host.finish_startup_pass();
-                tracing::error!(error = %e, "the restart pass could not list this node's sessions");
+                Err(e)
             }
-        }
-        return;
-    }
-    match host.rehydrate_active().await {
+        },
+        None => host.rehydrate_active().await,
+    };
+    match report {
         Ok(report) => {
             for (id, why) in &report.failed {
                 tracing::error!(session = %id, reason = %why, "session could not be rehydrated");

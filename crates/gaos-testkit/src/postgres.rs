@@ -148,8 +148,14 @@ impl TestPostgres {
     /// A fresh, empty database; returns its URL.
     pub fn database(&self, prefix: &str) -> String {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
+        // The server outlives test processes, whose ids come round again:
+        // the time makes a name no earlier run used.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() % 1_000_000_000_000)
+            .unwrap_or(0);
         let name = format!(
-            "{}_{}_{}",
+            "{}_{}_{}_{nanos}",
             prefix.replace(|c: char| !c.is_ascii_alphanumeric(), "_").to_ascii_lowercase(),
             std::process::id(),
             COUNTER.fetch_add(1, Ordering::Relaxed)

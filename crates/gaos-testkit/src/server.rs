@@ -8,6 +8,12 @@
 //! std-only, so any test (async or not) can use it. [`TempDir`] is the same
 //! self-removing directory for a test's own files.
 //!
+//! `GAOS_TEST_STORE=postgres` runs every such server on PostgreSQL instead
+//! of the embedded SQLite store: each data directory gets its own fresh
+//! database and node id (kept in `DIR/test-store`, so a restart on the same
+//! directory finds the same sessions), from the server of
+//! [`crate::postgres`]. `scripts/test` runs the host suite once each way.
+//!
 //! ```no_run
 //! // In a test of gaos-cli, pass env!("CARGO_BIN_EXE_gaos") as the binary.
 //! let server = gaos_testkit::server::TestServer::start("target/debug/gaos");
@@ -115,6 +121,7 @@ impl TestServer {
             .arg(data_dir)
             .args(["--listen", listen])
             .args(extra_args)
+            .args(test_store_args(data_dir, extra_args))
             // The token must come from the data directory, where tests read it.
             .env_remove("GAOS_OPERATOR_TOKEN")
             .stdin(Stdio::null())
@@ -258,6 +265,46 @@ impl TestServer {
         fresh.owned_dir = self.owned_dir.take();
         *self = fresh;
     }
+}
+
+/// The environment variable choosing the store of every [`TestServer`].
+pub const TEST_STORE_VAR: &str = "GAOS_TEST_STORE";
+
+/// `--store URL --node-id ID` when `GAOS_TEST_STORE=postgres` (and the
+/// test did not name a store itself), else nothing. The database and node
+/// id belong to the data directory: made on its first server, read back by
+/// every later one (a restart is the same host on the same store).
+fn test_store_args(data_dir: &Path, extra_args: &[&str]) -> Vec<String> {
+    let choice = std::env::var(TEST_STORE_VAR).unwrap_or_default();
+    match choice.trim() {
+        "" | "sqlite" => return Vec::new(),
+        "postgres" => {}
+        other => panic!("{TEST_STORE_VAR}={other:?}: expected sqlite or postgres"),
+    }
+    if extra_args.iter().any(|a| *a == "--store" || a.starts_with("--store=")) {
+        return Vec::new();
+    }
+    let file = data_dir.join("test-store");
+    let (url, node_id) = match std::fs::read_to_string(&file) {
+        Ok(text) => {
+            let mut lines = text.lines();
+            match (lines.next(), lines.next()) {
+                (Some(url), Some(node_id)) => (url.to_owned(), node_id.to_owned()),
+                _ => panic!("{} holds no store URL and node id", file.display()),
+            }
+        }
+        Err(_) => {
+            static SERVERS: AtomicU64 = AtomicU64::new(0);
+            let url = crate::postgres::server().database("host_suite");
+            let node_id = format!("test-{}-{}", std::process::id(), SERVERS.fetch_add(1, Ordering::Relaxed));
+            // `gaos serve` makes its data directory; the store file comes first.
+            std::fs::create_dir_all(data_dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", data_dir.display()));
+            std::fs::write(&file, format!("{url}\n{node_id}\n"))
+                .unwrap_or_else(|e| panic!("cannot write {}: {e}", file.display()));
+            (url, node_id)
+        }
+    };
+    vec!["--store".into(), url, "--node-id".into(), node_id]
 }
 
 impl Drop for TestServer {

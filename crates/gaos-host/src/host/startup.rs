@@ -8,6 +8,7 @@
 //! loaded waits on the same slot. Finished sessions are never part of it.
 
 use crate::actor::fence_of;
+use crate::cluster::Reclaimed;
 use gaos_session::ErrorCode;
 use std::sync::Arc;
 
@@ -16,7 +17,7 @@ use tokio::sync::watch;
 use super::{Host, StartReport, blocking};
 use crate::error::HostError;
 use crate::lease::LeaseBook;
-use crate::storage::{SessionStateKey, SessionStatus, WriteBatch, WriteOp};
+use crate::storage::{SessionRecord, SessionStateKey, SessionStatus, WriteBatch, WriteOp};
 
 /// Whether the restart pass has ended (the reconcile report and clock moves
 /// wait for it).
@@ -67,6 +68,36 @@ impl Host {
             let reader = Arc::clone(&self.inner.reader);
             blocking(move || reader.list_sessions(Some(SessionStatus::Active))).await?
         };
+        self.rehydrate_records(active).await
+    }
+
+    /// The restart pass of a host of a cluster, over the sessions it has
+    /// just claimed back: the same loads, revocations and report as
+    /// [`Host::rehydrate_active`], for the active ones among them.
+    pub async fn rehydrate_claimed(&self, reclaimed: Reclaimed) -> Result<StartReport, HostError> {
+        let _finish = FinishOnDrop(&self.inner.startup);
+        let mut active = Vec::with_capacity(reclaimed.claimed.len());
+        for id in &reclaimed.claimed {
+            let reader = Arc::clone(&self.inner.reader);
+            let id = id.clone();
+            // Read after the claim: the record names this host at its new epoch.
+            if let Some(record) = blocking(move || reader.load_session(&id)).await?
+                && record.status == SessionStatus::Active
+            {
+                active.push(record);
+            }
+        }
+        let mut report = self.rehydrate_records(active).await?;
+        // Left as they are, like a session whose module changed on one host:
+        // serving the original module again resumes them.
+        report.failed.extend(reclaimed.refused);
+        if let Ok(mut slot) = self.inner.reconcile.lock() {
+            *slot = report.to_value();
+        }
+        Ok(report)
+    }
+
+    async fn rehydrate_records(&self, active: Vec<SessionRecord>) -> Result<StartReport, HostError> {
         let mut report = StartReport::default();
         let now = self.inner.clock.now_ms();
         for record in active {
