@@ -10,44 +10,15 @@
 //! whole log: a checkpoint taken before its roster was complete would not
 //! even restore under the final roster.)
 
-use gaos_kernel::signing::{SubmissionLink, decode_chain_hash, to_base64};
 use gaos_runner::signing::SeatSigningKey;
 use gaos_testkit::http::*;
 use gaos_testkit::server::{TempDir, TestServer};
 use serde_json::{Value, json};
-use signed_support::{GAOS, verify_text};
+use signed_support::{GAOS, chained, verify_text};
 
 mod signed_support;
 
 const ROUNDS: u64 = 8;
-
-/// `seat`'s next submission on its chain (cursor and tick = the envelope's
-/// revision), signed when `sign`, else chained only.
-fn chained(envelope: &Value, seat: &str, id: &str, command: Value, key: &SeatSigningKey, sign: bool) -> Value {
-    let mut body = submission(envelope, seat, id, command.clone());
-    let head_text = envelope["extensions"]["gaos.session.signing"]["chainHead"].as_str().expect("a chain head");
-    let head = decode_chain_hash(head_text).expect("32 bytes");
-    let revision = envelope["revision"].as_u64().expect("revision");
-    let canonical = gaos_json::canonical_json(&gaos_json::parse(&command.to_string()).expect("JSON"));
-    let client_time = 1_000 + revision;
-    let link = SubmissionLink {
-        session_id: envelope["sessionId"].as_str().expect("session"),
-        seat,
-        submission_id: id,
-        cursor: revision,
-        tick: revision,
-        client_time,
-        canonical_command: &canonical,
-        prev_chain_hash: &head,
-    };
-    let preimage = link.preimage().expect("a preimage");
-    body["clientTime"] = json!(client_time);
-    body["prevChainHash"] = json!(head_text);
-    if sign {
-        body["sig"] = json!(to_base64(&key.sign(&preimage)));
-    }
-    body
-}
 
 #[test]
 fn a_signed_session_survives_checkpoints_and_restarts_and_finalizes_accepted_signed() {

@@ -14,6 +14,10 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName
 use reqwest::{Method, StatusCode};
 
 use crate::error::ClientError;
+mod builder;
+
+pub use builder::SessionClientBuilder;
+
 use crate::wire::{
     self, AttachRequest, FinalizeRequest, SessionAttach, SessionCredentials, SessionResult, encode_uri_component,
 };
@@ -157,118 +161,6 @@ impl std::fmt::Debug for SessionClient {
     }
 }
 
-/// Builder of a [`SessionClient`].
-#[derive(Debug)]
-pub struct SessionClientBuilder {
-    base_url: String,
-    token: Option<String>,
-    participant_id: String,
-    timeout: Duration,
-    max_response_bytes: usize,
-    retries: u32,
-    retry_backoff: Duration,
-    http: Option<reqwest::Client>,
-    headers: Vec<(String, String)>,
-}
-
-impl SessionClientBuilder {
-    /// The bearer token sent as `Authorization: Bearer <token>`.
-    pub fn token(mut self, token: impl Into<String>) -> Self {
-        self.token = Some(token.into());
-        self
-    }
-
-    /// The seat this client observes as by default and `act`s for
-    /// (default `"player"`).
-    pub fn participant_id(mut self, seat: impl Into<String>) -> Self {
-        self.participant_id = seat.into();
-        self
-    }
-
-    /// Timeout of one request, connecting through reading the whole body
-    /// (default 30 s).
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
-    }
-
-    /// Largest answer body read; a larger one fails with
-    /// [`ClientError::ResponseTooLarge`] (default 1 MiB).
-    pub fn max_response_bytes(mut self, limit: usize) -> Self {
-        self.max_response_bytes = limit;
-        self
-    }
-
-    /// How many times an idempotent request is resent, byte for byte, after
-    /// a transport failure or timeout (default 3; 0 disables).
-    pub fn retries(mut self, retries: u32) -> Self {
-        self.retries = retries;
-        self
-    }
-
-    /// Pause before the first resend; doubles after each (default 50 ms).
-    pub fn retry_backoff(mut self, backoff: Duration) -> Self {
-        self.retry_backoff = backoff;
-        self
-    }
-
-    /// Use this `reqwest` client (to share one pool between many
-    /// `SessionClient`s). Build it from [`http_client_builder`]: a client that
-    /// follows redirects breaks the never-redirect rule.
-    pub fn http_client(mut self, client: reqwest::Client) -> Self {
-        self.http = Some(client);
-        self
-    }
-
-    /// An extra header sent with every request (see [`SessionClient::set_header`]).
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-
-    /// Check the settings and build the client.
-    pub fn build(self) -> Result<SessionClient, ClientError> {
-        let base_url = wire::normalize_base_url(&self.base_url).map_err(ClientError::InvalidArgument)?;
-        if self.timeout.is_zero() {
-            return Err(ClientError::InvalidArgument("the timeout must be greater than zero".into()));
-        }
-        if self.max_response_bytes == 0 {
-            return Err(ClientError::InvalidArgument("max_response_bytes must be greater than zero".into()));
-        }
-        if !is_valid_participant_id(&self.participant_id) {
-            return Err(ClientError::InvalidArgument(format!(
-                "participant id {:?} must match ^[A-Za-z0-9_.:@-]{{1,128}}$",
-                self.participant_id
-            )));
-        }
-        let authorization = self.token.as_deref().map(bearer).transpose()?;
-        let http = match self.http {
-            Some(http) => http,
-            None => http_client_builder().build().map_err(|e| {
-                ClientError::InvalidArgument(format!("cannot build the HTTP client: {}", error_chain(&e)))
-            })?,
-        };
-        let client = SessionClient {
-            inner: Arc::new(Inner {
-                http,
-                base_url,
-                authorization: RwLock::new(authorization),
-                participant_id: self.participant_id,
-                timeout: self.timeout,
-                max_response_bytes: self.max_response_bytes,
-                retries: self.retries,
-                retry_backoff: self.retry_backoff,
-                extra_headers: RwLock::new(HeaderMap::new()),
-                state: Mutex::new(State::default()),
-            }),
-        };
-        for (name, value) in &self.headers {
-            client.set_header(name, value)?;
-        }
-        Ok(client)
-    }
-}
-
 /// The `Authorization` value of a bearer token (marked sensitive).
 fn bearer(token: &str) -> Result<HeaderValue, ClientError> {
     let token = token.trim();
@@ -326,17 +218,7 @@ impl SessionClient {
 
     /// A builder for the host at `base_url` (no token yet).
     pub fn builder(base_url: impl Into<String>) -> SessionClientBuilder {
-        SessionClientBuilder {
-            base_url: base_url.into(),
-            token: None,
-            participant_id: DEFAULT_PARTICIPANT_ID.into(),
-            timeout: DEFAULT_TIMEOUT,
-            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
-            retries: DEFAULT_RETRIES,
-            retry_backoff: DEFAULT_RETRY_BACKOFF,
-            http: None,
-            headers: Vec::new(),
-        }
+        SessionClientBuilder::new(base_url.into())
     }
 
     /// The base URL, without trailing `/`.
@@ -655,6 +537,32 @@ impl SessionClient {
         let seat =
             self.binding(session_id).map(|b| b.participant_id).unwrap_or_else(|| self.inner.participant_id.clone());
         self.remember(SessionBinding::from_envelope(&envelope, &seat));
+        Ok(TickResult { status, envelope })
+    }
+
+    /// `POST /v1/sessions/{id}/seat-signature`: this seat's periodic RFC-010
+    /// signature over its chain head at `tick` (the body's `tick`,
+    /// `clientTime`, `prevChainHash`, `sig`; kernel spec §5.9), covering its
+    /// chained but unsigned moves. Resent on transport failure: a signature
+    /// that covers nothing new is answered without a write.
+    pub async fn seat_signature(
+        &self,
+        session_id: &str,
+        tick: u64,
+        client_time: u64,
+        prev_chain_hash: &str,
+        sig: &str,
+    ) -> Result<TickResult, ClientError> {
+        check_session_id(session_id)?;
+        let url = self.session_url(session_id, "seat-signature");
+        let mut body = gaos_json::Map::new();
+        body.insert("tick".into(), tick.into());
+        body.insert("clientTime".into(), client_time.into());
+        body.insert("prevChainHash".into(), prev_chain_hash.into());
+        body.insert("sig".into(), sig.into());
+        let body = canonical_json(&Value::Object(body));
+        let (status, value) = self.execute(Method::POST, &url, Some(body), true).await?;
+        let envelope = wire::parse_tick_envelope(value, Some(session_id)).map_err(|reason| mismatch(&url, reason))?;
         Ok(TickResult { status, envelope })
     }
 

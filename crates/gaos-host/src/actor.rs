@@ -26,6 +26,7 @@ mod mailbox;
 mod persist;
 mod reset;
 mod seat_keys;
+mod seat_signatures;
 mod seat_states;
 mod streams;
 mod timers;

@@ -20,7 +20,9 @@ use crate::host_key::HostKey;
 use crate::lease::Presented;
 use crate::manifests::ManifestRegistry;
 use crate::metrics::Metrics;
-use crate::requests::{ActRequest, AttachRequest, EmergencyStopRequest, FinalizeRequest, LeaseRequest, ResetRequest};
+use crate::requests::{
+    ActRequest, AttachRequest, EmergencyStopRequest, FinalizeRequest, LeaseRequest, ResetRequest, SeatSignatureRequest,
+};
 use crate::storage::writer::Writer;
 use crate::storage::{CredentialRecord, CredentialRole, StoreError, StoreReader, StoreWriter, WriteOp};
 use crate::wire;
@@ -372,6 +374,19 @@ impl Host {
         let seat = Self::require_seat(caller, id)?.to_owned();
         let handle = self.session(id).await?;
         handle.ask(|reply| Command::Reset { seat, presented, request, reply }).await
+    }
+
+    /// `POST /seat-signature`: the calling seat's periodic signature over
+    /// its chain head (RFC-010), recorded when it covers unsigned moves.
+    pub async fn seat_signature(
+        &self,
+        caller: &Caller,
+        id: &str,
+        request: SeatSignatureRequest,
+    ) -> Result<Answer, HostError> {
+        let seat = Self::require_seat(caller, id)?.to_owned();
+        let handle = self.session(id).await?;
+        handle.ask(|reply| Command::SeatSignature { seat, request, reply }).await
     }
 
     /// Lease routes (`/lease/renew`, `/lease/heartbeat`, `/lease/release`,

@@ -43,7 +43,7 @@ use crate::storage::SessionStatus;
 
 use crate::requests::{
     ActRequest, AttachRequest, ClockRequest, CreateRequest, EmergencyStopRequest, FinalizeRequest, ReissueRequest,
-    ResetRequest,
+    ResetRequest, SeatSignatureRequest,
 };
 use extract::{Heartbeat, LeaseCall, Pause, Release, Renew, Resume, Stop};
 use response::{json_response, json_text, text};
@@ -98,6 +98,15 @@ async fn reset(
     request: ResetRequest,
 ) -> Answered {
     Ok(host.reset(&caller, &id, presented, request).await?.into_response())
+}
+
+async fn seat_signature(
+    State(host): State<Host>,
+    Path(id): Path<String>,
+    caller: Caller,
+    request: SeatSignatureRequest,
+) -> Answered {
+    Ok(host.seat_signature(&caller, &id, request).await?.into_response())
 }
 
 async fn finalize(
@@ -327,6 +336,7 @@ pub fn router(host: Host) -> Router {
         .route("/v1/sessions/{id}/attach", post(attach))
         .route("/v1/sessions/{id}/reset", post(reset))
         .route("/v1/sessions/{id}/finalize", post(finalize))
+        .route("/v1/sessions/{id}/seat-signature", post(seat_signature))
         .route("/v1/sessions/{id}/result", get(result))
         .route("/v1/sessions/{id}/receipts", get(receipts))
         .route("/v1/sessions/{id}/seats/{seat}/token", post(reissue))

@@ -25,6 +25,7 @@ mod create;
 mod finalize;
 mod lease;
 mod reset;
+mod seat_signature;
 
 pub use act::ActRequest;
 pub use attach::AttachRequest;
@@ -32,6 +33,7 @@ pub use create::CreateRequest;
 pub use finalize::FinalizeRequest;
 pub use lease::{ClockRequest, EmergencyStopRequest, LeaseRequest, LeaseRoute, ReissueRequest};
 pub use reset::ResetRequest;
+pub use seat_signature::SeatSignatureRequest;
 
 pub(crate) use create::{LeaseAsk, check_seats};
 

@@ -10,9 +10,10 @@ use std::time::{Duration, Instant};
 
 use gaos_client::SessionClient;
 use gaos_client::handle::RemoteSessionHandle;
+use gaos_kernel::signing::{SubmissionLink, decode_chain_hash, to_base64};
 use gaos_runner::signing::SeatSigningKey;
 use gaos_runner::{AttachRequest, SessionHandle, SessionPolicy};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 pub const GAOS: &str = env!("CARGO_BIN_EXE_gaos");
 
@@ -61,4 +62,32 @@ pub async fn play_signed(
             _ => tokio::time::sleep(Duration::from_millis(30)).await,
         }
     }
+}
+
+/// `seat`'s next submission on its chain (cursor and tick = the envelope's
+/// revision), signed when `sign`, else chained only.
+pub fn chained(envelope: &Value, seat: &str, id: &str, command: Value, key: &SeatSigningKey, sign: bool) -> Value {
+    let mut body = gaos_testkit::http::submission(envelope, seat, id, command.clone());
+    let head_text = envelope["extensions"]["gaos.session.signing"]["chainHead"].as_str().expect("a chain head");
+    let head = decode_chain_hash(head_text).expect("32 bytes");
+    let revision = envelope["revision"].as_u64().expect("revision");
+    let canonical = gaos_json::canonical_json(&gaos_json::parse(&command.to_string()).expect("JSON"));
+    let client_time = 1_000 + revision;
+    let link = SubmissionLink {
+        session_id: envelope["sessionId"].as_str().expect("session"),
+        seat,
+        submission_id: id,
+        cursor: revision,
+        tick: revision,
+        client_time,
+        canonical_command: &canonical,
+        prev_chain_hash: &head,
+    };
+    let preimage = link.preimage().expect("a preimage");
+    body["clientTime"] = json!(client_time);
+    body["prevChainHash"] = json!(head_text);
+    if sign {
+        body["sig"] = json!(to_base64(&key.sign(&preimage)));
+    }
+    body
 }

@@ -11,7 +11,7 @@ use super::streams::Subscription;
 use crate::answers::Answer;
 use crate::error::HostError;
 use crate::lease::{LeaseOp, Presented};
-use crate::requests::{ActRequest, AttachRequest, FinalizeRequest, ResetRequest};
+use crate::requests::{ActRequest, AttachRequest, FinalizeRequest, ResetRequest, SeatSignatureRequest};
 use crate::storage::SessionStatus;
 
 pub(crate) type Reply<T> = oneshot::Sender<Result<T, HostError>>;
@@ -44,6 +44,12 @@ pub enum Command {
         seat: String,
         presented: Presented,
         request: AttachRequest,
+        reply: Reply<Answer>,
+    },
+    /// `POST /seat-signature`: a seat's periodic signature over its chain head.
+    SeatSignature {
+        seat: String,
+        request: SeatSignatureRequest,
         reply: Reply<Answer>,
     },
     /// A lease dispatch: renew, heartbeat, pause, resume, stop. With
@@ -204,6 +210,7 @@ pub(super) fn refuse(command: Command, error: HostError) {
         Command::Observe { reply, .. }
         | Command::Attach { reply, .. }
         | Command::Reset { reply, .. }
+        | Command::SeatSignature { reply, .. }
         | Command::Lease { reply, .. }
         | Command::LeaseInfo { reply, .. }
         | Command::EmergencyStop { reply, .. }
@@ -256,6 +263,10 @@ impl SessionActor {
             }
             Command::Reset { seat, presented, request, reply } => {
                 let answer = self.reset(&seat, &presented, request).await;
+                let _ = reply.send(answer);
+            }
+            Command::SeatSignature { seat, request, reply } => {
+                let answer = self.seat_signature(&seat, request).await;
                 let _ = reply.send(answer);
             }
             Command::Lease { seat, presented, op, operator, reply } => {

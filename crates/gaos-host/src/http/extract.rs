@@ -17,7 +17,7 @@ use crate::host::Host;
 use crate::lease::Presented;
 use crate::requests::{
     ActRequest, AttachRequest, ClockRequest, CreateRequest, EmergencyStopRequest, FinalizeRequest, FromBody,
-    LeaseRequest, LeaseRoute, ReissueRequest, ResetRequest,
+    LeaseRequest, LeaseRoute, ReissueRequest, ResetRequest, SeatSignatureRequest,
 };
 
 /// Largest request body accepted.
@@ -84,7 +84,8 @@ body_extractor!(
     FinalizeRequest,
     EmergencyStopRequest,
     ReissueRequest,
-    ClockRequest
+    ClockRequest,
+    SeatSignatureRequest
 );
 
 /// Read `body` and decode it as `T`.

@@ -201,6 +201,12 @@ where
         self.options.signing.is_some()
     }
 
+    /// The tick of `seat`'s oldest chained-but-unsigned submission that no
+    /// signature covers yet (`None`: every link of its chain is covered).
+    pub fn uncovered_since(&self, seat: &str) -> Option<u64> {
+        self.live.chains.as_ref()?.seat(seat)?.uncovered_since
+    }
+
     /// `seat`'s chain position in a signed session: the head its next
     /// submission names as `prevChainHash` (after its pending intent, when
     /// it holds one in the open window).
