@@ -34,7 +34,8 @@ pub struct McpArgs {
     #[arg(long)]
     lease_token: Option<String>,
     /// Sign every move with this seat key file (`gaos keygen`): RFC-010
-    /// signed play; the session must list its public key in seatKeys.
+    /// signed play. The session lists its public key in seatKeys, or awaits
+    /// it (seatKeysAtAttach): then the attach registers it.
     #[arg(long, value_name = "FILE")]
     seat_key: Option<std::path::PathBuf>,
 }

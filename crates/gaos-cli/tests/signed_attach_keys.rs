@@ -176,3 +176,49 @@ fn creates_and_attaches_that_misuse_seat_keys_at_attach_are_refused() {
     assert_error(&answer, 400, "invalid_request");
     assert!(answer.text().contains("not signed"), "{}", answer.text());
 }
+
+/// `gaos mcp --seat-key` (its `RemoteSeat`, which the stdio and HTTP MCP
+/// servers attach with): a seat the session awaits registers the key it
+/// signs with at attach; attaching again (the key is fixed by then) sends
+/// none and succeeds; a seat whose key the create fixed sends none either.
+#[test]
+fn the_mcp_seat_registers_its_signing_key_when_the_session_awaits_it() {
+    use gaos_mcp::SeatSession;
+    use gaos_mcp::remote::{DEFAULT_LEASE_MS, LeaseMode, RemoteSeat, SeatOptions};
+    let server = TestServer::start(GAOS);
+    let base = server.base_url.clone();
+    let (alice, bob) = (key(1), key(2));
+    let request = json!({"game": "conformance/hilo", "seed": 3, "participantId": "alice",
+        "seatKeys": [entry(&alice, "alice")], "seatKeysAtAttach": ["bob"], "signaturePolicy": {"scheme": POLICY}});
+    let session = create_session(&base, &server.operator_token, &request);
+    let options = |seat: &str, key: &SeatSigningKey| SeatOptions {
+        host_url: base.clone(),
+        session_id: session.id.clone(),
+        seat: seat.to_owned(),
+        seat_token: session.token(seat).to_owned(),
+        lease: LeaseMode::Claim { duration_ms: DEFAULT_LEASE_MS },
+        keep_alive: false,
+        signing_key: Some(key.clone()),
+    };
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let attached = RemoteSeat::attach(options("bob", &bob)).await.expect("bob's MCP seat attaches");
+        attached.release().await.expect("bob's MCP seat leaves");
+    });
+    let signing = &tick(&base, &session, session.token("alice"))["extensions"]["gaos.session.signing"];
+    assert!(signing.get("awaitingSeatKeys").is_none(), "the roster is complete: {signing}");
+    let roster = [entry(&alice, "alice"), entry(&bob, "bob")];
+    assert_eq!(signing["rosterHash"], json!(roster_hash(&roster)), "bob's key is the one registered");
+    let (header, _) = transcript(&base, &server.operator_token, &session);
+    assert_eq!(header["seatKeys"], json!(roster));
+
+    // Attaching again, and alice (fixed at create), send no key and succeed.
+    runtime.block_on(async {
+        let again = RemoteSeat::attach(options("bob", &bob)).await.expect("bob attaches again");
+        again.release().await.expect("bob leaves again");
+        let alice_seat = RemoteSeat::attach(options("alice", &alice)).await.expect("alice's MCP seat attaches");
+        alice_seat.release().await.expect("alice leaves");
+    });
+    let (after, _) = transcript(&base, &server.operator_token, &session);
+    assert_eq!(after["seatKeys"], json!(roster), "nothing else was registered");
+}

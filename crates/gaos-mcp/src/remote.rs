@@ -132,6 +132,20 @@ fn attach_request_id(seat: &str) -> String {
     format!("mcp:{seat}:{nanos:x}:{}:{n}", std::process::id())
 }
 
+/// Whether `seat`'s envelope says the session awaits that seat's key.
+async fn awaits_key_of(client: &SessionClient, session_id: &str, seat: &str) -> Result<bool, SessionError> {
+    let observed = client.observe(session_id).await.map_err(session_error)?;
+    let awaiting = observed
+        .envelope
+        .extensions
+        .as_ref()
+        .and_then(|ext| ext.get(gaos_session::signing::EXT_SIGNING))
+        .and_then(|signing| signing.get("awaitingSeatKeys"))
+        .and_then(gaos_json::Value::as_array)
+        .is_some_and(|seats| seats.iter().any(|s| s.as_str() == Some(seat)));
+    Ok(awaiting)
+}
+
 impl RemoteSeat {
     /// Attach `options.seat` of `options.session_id` at its durable head
     /// and take (or adopt) its controller claim.
@@ -151,9 +165,16 @@ impl RemoteSeat {
                 None
             }
         };
+        // A signed session that waits for this seat's key (it was named in
+        // the create's `seatKeysAtAttach`) gets it with this attach.
+        let seat_key = match &signing_key {
+            Some(key) if awaits_key_of(transport.client(), &session_id, &seat).await? => Some(key.seat_key(&seat, 1)),
+            _ => None,
+        };
         let request = AttachRequest {
             participant_id: Some(seat.clone()),
             lease: claim,
+            seat_key,
             ..AttachRequest::new(attach_request_id(&seat))
         };
         let path = format!("/v1/sessions/{}/attach", wire::encode_uri_component(&session_id));
