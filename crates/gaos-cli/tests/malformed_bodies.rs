@@ -103,6 +103,17 @@ fn shapes() -> Vec<Shape> {
             vec![json!({"seed": "x"}), json!({"seed": -1}), json!({"revision": 1.5}), json!({"levels": 2})],
         ),
         post("/v1/sessions/{id}/seats/{seat}/token", Who::Operator, true, vec![json!({"seat": 5})]),
+        post(
+            "/v1/sessions/{id}/seat-signature",
+            Who::Alice,
+            false,
+            vec![
+                json!({"tick": "0", "clientTime": 1, "prevChainHash": "x", "sig": "y"}),
+                json!({"tick": 0, "clientTime": -1, "prevChainHash": "x", "sig": "y"}),
+                json!({"tick": 0, "clientTime": 1, "prevChainHash": 5, "sig": "y"}),
+                json!({"tick": 0, "clientTime": 1, "prevChainHash": "x", "sig": "y", "seat": "bob"}),
+            ],
+        ),
         get("/v1/sessions/{id}/snapshot", Who::Alice),
         get("/v1/sessions/{id}/seats", Who::Alice),
         get("/v1/sessions/{id}/stream", Who::Alice),
