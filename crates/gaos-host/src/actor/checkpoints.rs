@@ -40,6 +40,14 @@ impl HistoryLookup for StoreHistory {
     }
 }
 
+/// How many transitions early a session's first checkpoint comes: an
+/// FNV-1a hash of its id, below `every`.
+fn stagger(session_id: &str, every: u64) -> u64 {
+    let hash =
+        session_id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+    hash % every
+}
+
 impl SessionActor {
     /// Store a checkpoint and compact, once `checkpoint_every` transitions
     /// passed since the last one. Called after a transition committed (all
@@ -57,7 +65,14 @@ impl SessionActor {
             return;
         }
         let revision = self.kernel.transition_revision();
-        if revision < self.kernel.retention_floor() + every {
+        let floor = self.kernel.retention_floor();
+        // A session's first checkpoint comes up to `every - 1` transitions
+        // early, by an amount fixed by its id, and the later ones every
+        // `every` after it: sessions that started together and move in step
+        // (a tournament, a load test) checkpoint at different times instead
+        // of all in one group commit, which held every ack behind it.
+        let due = if floor == 0 { every - stagger(&self.id, every) } else { every };
+        if revision < floor + due {
             return;
         }
         let checkpoint = match self.kernel.compacted_checkpoint() {
@@ -127,5 +142,24 @@ impl SessionActor {
             }
             Err(e) => tracing::warn!(session = %self.id, error = %e, "compaction after a stored checkpoint failed"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stagger;
+
+    #[test]
+    fn first_checkpoints_spread_over_the_interval() {
+        let every = 128;
+        let mut seen = vec![0u32; every as usize];
+        for i in 0..2_000 {
+            let early = stagger(&format!("s-{i:016x}"), every);
+            assert!(early < every);
+            assert_eq!(early, stagger(&format!("s-{i:016x}"), every), "fixed by the id");
+            seen[early as usize] += 1;
+        }
+        assert!(seen.iter().all(|&n| n > 0 && n < 60), "spread: {seen:?}");
+        assert_eq!(stagger("s-1", 1), 0, "every transition: nothing to spread");
     }
 }
