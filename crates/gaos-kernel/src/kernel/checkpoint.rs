@@ -102,6 +102,13 @@ where
     }
 
     fn checkpoint_document(&self, compacted: bool) -> Result<KernelCheckpoint, KernelError> {
+        self.unsealed_document(compacted).map(KernelCheckpoint::seal)
+    }
+
+    /// The checkpoint document of the live state, before its integrity
+    /// digest is computed (the costly part: the whole document serialized
+    /// and hashed).
+    fn unsealed_document(&self, compacted: bool) -> Result<Document, KernelError> {
         let live = &self.live;
         if live.chains.is_some() {
             // Checkpoint 1.0 has no place for the seats' chain heads.
@@ -217,7 +224,24 @@ where
             state_digest: self.digest(),
             integrity_digest: String::new(),
         };
-        Ok(KernelCheckpoint::seal(doc))
+        Ok(doc)
+    }
+
+    /// Whether `checkpoint` is a checkpoint (compacted or whole) of the live
+    /// state. The document built now equal to the given one, field by field,
+    /// says so without hashing either; documents that differ only where
+    /// canonical JSON cannot tell (key order inside a game's JSON values) are
+    /// then compared by integrity digest, as the spec defines it.
+    fn is_of_live_state(&self, checkpoint: &KernelCheckpoint) -> Result<bool, KernelError> {
+        let digest = checkpoint.integrity_digest();
+        for compacted in [true, false] {
+            let mut built = self.unsealed_document(compacted)?;
+            built.integrity_digest = checkpoint.doc.integrity_digest.clone();
+            if built == checkpoint.doc || KernelCheckpoint::seal(built).integrity_digest() == digest {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// `rehydrateKernelFromCheckpoint(options, checkpoint, tail)`: the kernel
@@ -489,11 +513,7 @@ where
         let of_live_state = checkpoint.session_id() == Some(self.options.session_id.as_str())
             && checkpoint.transition_revision() == revision
             && checkpoint.state_digest() == self.digest()
-            && {
-                let digest = checkpoint.integrity_digest();
-                self.compacted_checkpoint()?.integrity_digest() == digest
-                    || self.checkpoint()?.integrity_digest() == digest
-            };
+            && self.is_of_live_state(checkpoint)?;
         if !of_live_state {
             return Err(refuse(
                 CheckpointCode::Watermark,
