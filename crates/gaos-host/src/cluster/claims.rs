@@ -7,6 +7,7 @@
 //! row at the epoch this host claimed serves it without claiming again.
 
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::sync::Mutex;
 
 use tokio::sync::{Mutex as TurnLock, MutexGuard};
@@ -38,9 +39,9 @@ impl Claims {
 
     /// Wait for this session's turn to claim.
     pub(super) async fn turn(&self, session_id: &str) -> MutexGuard<'_, ()> {
-        let digest = gaos_json::sha256_hex(session_id.as_bytes());
-        let index = usize::from_str_radix(&digest[..4], 16).unwrap_or(0) % TURNS;
-        self.turns[index].lock().await
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        session_id.hash(&mut hasher);
+        self.turns[(hasher.finish() % TURNS as u64) as usize].lock().await
     }
 
     /// The epoch this host claimed the session at, if it remembers one.

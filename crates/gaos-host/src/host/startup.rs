@@ -68,7 +68,7 @@ impl Host {
             let reader = Arc::clone(&self.inner.reader);
             blocking(move || reader.list_sessions(Some(SessionStatus::Active))).await?
         };
-        self.rehydrate_records(active).await
+        self.rehydrate_records(active, StartReport::default()).await
     }
 
     /// The restart pass of a host of a cluster, over the sessions it has
@@ -87,18 +87,20 @@ impl Host {
                 active.push(record);
             }
         }
-        let mut report = self.rehydrate_records(active).await?;
-        // Left as they are, like a session whose module changed on one host:
-        // serving the original module again resumes them.
-        report.failed.extend(reclaimed.refused);
-        if let Ok(mut slot) = self.inner.reconcile.lock() {
-            *slot = report.to_value();
-        }
-        Ok(report)
+        // Sessions left unclaimed stay as they are, like a session whose
+        // module changed on one host: serving the original module again
+        // resumes them.
+        let report = StartReport { failed: reclaimed.refused, ..StartReport::default() };
+        self.rehydrate_records(active, report).await
     }
 
-    async fn rehydrate_records(&self, active: Vec<SessionRecord>) -> Result<StartReport, HostError> {
-        let mut report = StartReport::default();
+    /// Load `active` one by one into `report` (which may already name
+    /// sessions the pass left alone), then publish it.
+    async fn rehydrate_records(
+        &self,
+        active: Vec<SessionRecord>,
+        mut report: StartReport,
+    ) -> Result<StartReport, HostError> {
         let now = self.inner.clock.now_ms();
         for record in active {
             // Reconcile from the stored lease book before the actor lapses
