@@ -297,3 +297,28 @@ fn gaos_session_reset_starts_the_next_level_from_a_shell() {
     let (code, _, stderr) = session(&["reset"], "a");
     assert_eq!(code, Some(1), "level 1 is being played now: {stderr}");
 }
+
+/// The act that ends a level of a run that advances on reset answers with
+/// `awaitingReset`, like every tick after it: a client (the play page) that
+/// stops listening once the game is over must still learn that a reset is
+/// awaited.
+#[test]
+fn the_act_that_ends_a_level_says_a_reset_is_awaited() {
+    let server = TestServer::start(GAOS);
+    let body = serde_json::json!({"game": "conformance/counter", "seed": 3, "run": {
+        "levels": [{"levelId": "first", "level": {"rounds": 1}}, {"levelId": "second", "level": {"rounds": 1}}],
+        "advancePolicy": "play-all-levels", "advanceOn": "reset"}});
+    let session = http::create_session(&server.base_url, &server.operator_token, &body);
+    let mut answers = Vec::new();
+    for seat in ["b", "a"] {
+        let envelope = http::tick(&server.base_url, &session, session.token(seat));
+        let submission = http::submission(&envelope, seat, &format!("{seat}-1"), serde_json::json!({"n": 1}));
+        answers.push(http::act(&server.base_url, &session, seat, &submission));
+    }
+    let ended = &answers[1];
+    assert_eq!(ended.status, 200, "{}", ended.text());
+    let mark = &ended.json()["extensions"]["gaos.session.episode"];
+    assert_eq!(mark["awaitingReset"], serde_json::json!(true), "{mark}");
+    let next = http::tick(&server.base_url, &session, session.token("a"));
+    assert_eq!(&next["extensions"]["gaos.session.episode"], mark, "the answer and the next tick agree");
+}

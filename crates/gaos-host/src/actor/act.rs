@@ -307,7 +307,11 @@ impl SessionActor {
             return Answer::json(200, &next);
         }
         let finalization = if done { Finalization::Terminal } else { Finalization::Live };
-        let mut ext = envelope::base_extensions(&self.episode_mark(), &finalization);
+        // The level's end as this resolution makes it (the kernel has not
+        // committed it yet): an answer that ends a level of a run that
+        // advances on reset says a reset is awaited, as the next tick will.
+        let ended = if done { status.or_else(|| self.live_level_ended()) } else { None };
+        let mut ext = envelope::base_extensions(&self.episode_mark_ended(ended), &finalization);
         ext.extend(notices_ext);
         let tick = self.seat_observation(seat, &view, true, done);
         Answer::json(200, &envelope::envelope(&self.id, self.revision_at(summary.cursor), tick, None, ext))

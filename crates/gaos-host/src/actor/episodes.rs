@@ -203,9 +203,23 @@ impl SessionActor {
 
     /// `gaos.session.episode` of the live level.
     pub(super) fn episode_mark(&self) -> EpisodeMark {
+        self.episode_mark_ended(self.live_level_ended())
+    }
+
+    /// How the live level ended, as committed (`None`: still in play).
+    pub(super) fn live_level_ended(&self) -> Option<GameStatus> {
+        ended_status(&self.kernel)
+    }
+
+    /// `gaos.session.episode` of the live level once it ended with `ended`
+    /// (`None`: still in play), for an answer built from a resolution before
+    /// the kernel commits it.
+    pub(super) fn episode_mark_ended(&self, ended: Option<GameStatus>) -> EpisodeMark {
         let mut mark = self.mark_of(self.episodes.index);
-        mark.awaiting_reset = self.config.run.as_ref().is_some_and(|run| run.advance_on == AdvanceOn::Reset)
-            && self.next_level_available().is_ok();
+        mark.awaiting_reset = self.config.run.as_ref().is_some_and(|run| {
+            run.advance_on == AdvanceOn::Reset
+                && ended.is_some_and(|status| run.advances_after(self.episodes.index, status))
+        });
         mark
     }
 
