@@ -21,6 +21,12 @@ impl Answer {
         Answer { status, body: canonical_json(value) }
     }
 
+    /// The answer of a typed body (an envelope): its canonical JSON written
+    /// straight from the type, without a `Value` in between.
+    pub(crate) fn of<T: serde::Serialize>(status: u16, body: &T) -> Self {
+        Answer { status, body: gaos_json::to_canonical_string(body).expect("answers are JSON values") }
+    }
+
     /// The stored bytes, answered again.
     pub(crate) fn replayed(stored: &StoredAnswer) -> Self {
         Answer { status: stored.status, body: stored.body.clone() }

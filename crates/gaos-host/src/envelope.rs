@@ -85,14 +85,20 @@ pub struct Pending {
     pub accepted: Option<String>,
 }
 
-/// A resolved or pending tick envelope as JSON.
-pub fn envelope(session_id: &str, revision: u64, tick: Value, pending: Option<Pending>, extensions: Map) -> Value {
+/// A resolved or pending tick envelope.
+pub fn envelope(
+    session_id: &str,
+    revision: u64,
+    tick: Value,
+    pending: Option<Pending>,
+    extensions: Map,
+) -> TickEnvelope {
     let mut env = match pending {
         Some(p) => TickEnvelope::pending(session_id, revision, tick, p.submitted, p.awaiting, p.accepted),
         None => TickEnvelope::resolved(session_id, revision, tick),
     };
     env.extensions = Some(extensions);
-    env.to_value()
+    env
 }
 
 /// The binding of `seat` at `revision`.

@@ -124,6 +124,13 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 pub(crate) fn write_string<S: CanonicalSink + ?Sized>(s: &str, sink: &mut S) {
     sink.push_str("\"");
     let bytes = s.as_bytes();
+    // Most strings (ids, keys, names) need no escape: one scan the compiler
+    // vectorizes, then the whole string at once.
+    if !bytes.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\') {
+        sink.push_str(s);
+        sink.push_str("\"");
+        return;
+    }
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
         let escape: &str = match b {

@@ -17,6 +17,7 @@
 //! ([`to_value`], [`from_value`]) enforce it, so canonical output never fails.
 
 mod canonical;
+mod canonical_ser;
 mod codec;
 mod de;
 mod digest;
@@ -30,12 +31,13 @@ pub use canonical::{
     CanonicalSink, canonical_json, canonical_json_bytes, canonical_json_with_member, write_canonical,
     write_canonical_object,
 };
+pub use canonical_ser::to_canonical_string;
 pub use codec::{CodecError, base64_decode, base64_decode_len, base64_encode, hex_decode, hex_encode};
 pub use de::from_value;
 pub use digest::{Fnv1a32, canonical_fnv1a32, canonical_sha256_hex, fnv1a32, sha256, sha256_hex};
 pub use error::{JsonError, JsonErrorKind};
 pub use parse::{MAX_DEPTH, parse, parse_bytes, parse_lenient};
-pub use ser::{to_canonical_string, to_value};
+pub use ser::to_value;
 pub use value::{MAX_SAFE_INTEGER, Map, Value, check_value, is_safe_integer};
 
 /// Build a [`Map`] (a JSON object) from `key => value` pairs; values go

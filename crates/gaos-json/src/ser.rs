@@ -32,11 +32,6 @@ pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<Value, JsonError> {
     value.serialize(ValueSerializer)
 }
 
-/// Canonical JSON of any `Serialize` value.
-pub fn to_canonical_string<T: Serialize + ?Sized>(value: &T) -> Result<String, JsonError> {
-    to_value(value).map(|v| crate::canonical_json(&v))
-}
-
 fn int(v: i128) -> Result<Value, JsonError> {
     if v.unsigned_abs() > crate::value::MAX_SAFE_INTEGER as u128 {
         return Err(JsonError::new(

@@ -52,6 +52,17 @@ proptest! {
     }
 
     #[test]
+    fn the_direct_canonical_writer_agrees_with_the_value_path(value in json_value()) {
+        prop_assert_eq!(gaos_json::to_canonical_string(&value).expect("a value is JSON"), canonical_json(&value));
+        // A map in any entry order, as a `HashMap` hands it to serde.
+        if let Value::Object(map) = &value {
+            let shuffled: Vec<(String, Value)> = map.iter().rev().map(|(k, v)| (k.clone(), v.clone())).collect();
+            let as_map: std::collections::HashMap<String, Value> = shuffled.into_iter().collect();
+            prop_assert_eq!(gaos_json::to_canonical_string(&as_map).expect("JSON"), canonical_json(&value));
+        }
+    }
+
+    #[test]
     fn parser_never_panics_on_bytes(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
         let _ = gaos_json::parse_bytes(&bytes);
     }

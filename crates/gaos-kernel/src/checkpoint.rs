@@ -9,7 +9,7 @@
 //! taken from live state and checked on restore — lives in
 //! `kernel/checkpoint.rs`.
 
-use gaos_json::{Value, canonical_json};
+use gaos_json::Value;
 use serde::{Deserialize, Serialize};
 
 use crate::action::SubmittedAction;
@@ -50,7 +50,7 @@ impl KernelCheckpoint {
 
     /// The document's canonical JSON text (what an embedder stores).
     pub fn to_json(&self) -> String {
-        canonical_json(&self.to_value())
+        gaos_json::to_canonical_string(&self.doc).expect("a kernel checkpoint is always a JSON value")
     }
 
     /// Read a stored checkpoint: JSON text → verified checkpoint.
@@ -130,13 +130,12 @@ fn malformed(message: impl Into<String>) -> KernelError {
     )
 }
 
-/// SHA-256 of the document without `integrityDigest`.
+/// SHA-256 of the document without `integrityDigest` (`doc` has it empty,
+/// which leaves the member out of the text).
 fn integrity_of(doc: &Document) -> String {
-    let mut value = gaos_json::to_value(doc).expect("a kernel checkpoint is always a JSON value");
-    if let Value::Object(map) = &mut value {
-        map.remove("integrityDigest");
-    }
-    gaos_json::canonical_sha256_hex(&value)
+    debug_assert!(doc.integrity_digest.is_empty(), "the digest is of the unsealed document");
+    let text = gaos_json::to_canonical_string(doc).expect("a kernel checkpoint is always a JSON value");
+    gaos_json::sha256_hex(text.as_bytes())
 }
 
 /// The document, field for field (§4.16).
@@ -153,6 +152,9 @@ pub(crate) struct Document {
     pub(crate) protocol: Protocol,
     pub(crate) retention_floor: u64,
     pub(crate) state_digest: u32,
+    /// Empty only while the document is being sealed: its digest is of the
+    /// text without this member.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub(crate) integrity_digest: String,
 }
 

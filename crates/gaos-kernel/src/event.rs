@@ -179,7 +179,7 @@ impl SessionEvent {
 
     /// The event's canonical JSON text (what hosts persist and hash).
     pub fn canonical(&self) -> String {
-        gaos_json::canonical_json(&self.to_value())
+        gaos_json::to_canonical_string(self).expect("a session event is always a JSON value")
     }
 
     /// Read an event from its JSON value.

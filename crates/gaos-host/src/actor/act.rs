@@ -255,31 +255,28 @@ impl SessionActor {
         let tick = self.seat_observation(seat, &view, false, done);
         let ext = envelope::base_extensions(&self.episode_mark(), &self.finalization());
         Ok(if receipt.awaiting_participants.is_empty() {
-            Answer::json(200, &envelope::envelope(&self.id, self.revision(), tick, None, ext))
+            Answer::of(200, &envelope::envelope(&self.id, self.revision(), tick, None, ext))
         } else {
             let pending = Pending {
                 submitted: receipt.submitted_participants.clone(),
                 awaiting: receipt.awaiting_participants.clone(),
                 accepted: Some(seat.to_owned()),
             };
-            Answer::json(202, &envelope::envelope(&self.id, self.revision(), tick, Some(pending), ext))
+            Answer::of(202, &envelope::envelope(&self.id, self.revision(), tick, Some(pending), ext))
         })
     }
 
     /// The resolved envelope `seat` will see once `advance` commits.
     fn resolved_answer_after(&self, seat: &str, advance: &Prepared<AnyState>) -> Answer {
         let summary = advance.summary().expect("advance yields a summary");
-        let current = self.kernel.observe(seat).map(|v| (*v).clone()).unwrap_or_default();
-        let view = advance
-            .deltas()
-            .iter()
-            .rev()
-            .find(|d| d.seat == seat)
-            .and_then(|d| match &d.body {
-                DeltaBody::Snapshot { view } => Some((**view).clone()),
-                DeltaBody::Unchanged => None,
-            })
-            .unwrap_or(current);
+        // The seat's view after the advance: its snapshot delta, or the
+        // current view when the advance left it unchanged (borrowed, not
+        // copied: the envelope's observation copies it once).
+        let snapshot = advance.deltas().iter().rev().find(|d| d.seat == seat).and_then(|d| match &d.body {
+            DeltaBody::Snapshot { view } => Some(Arc::clone(view)),
+            DeltaBody::Unchanged => None,
+        });
+        let view = snapshot.or_else(|| self.kernel.observe(seat).ok()).unwrap_or_default();
         let status = advance.events().iter().rev().find_map(|e| match &e.body {
             EventBody::Resolution { result, .. } => Some(result.status),
             _ => None,
@@ -304,7 +301,7 @@ impl SessionActor {
             && let Some(status) = &status
             && let Some(next) = self.next_level_envelope(seat, *status, summary.cursor, notices_ext.clone())
         {
-            return Answer::json(200, &next);
+            return Answer::of(200, &next);
         }
         let finalization = if done { Finalization::Terminal } else { Finalization::Live };
         // The level's end as this resolution makes it (the kernel has not
@@ -314,7 +311,7 @@ impl SessionActor {
         let mut ext = envelope::base_extensions(&self.episode_mark_ended(ended), &finalization);
         ext.extend(notices_ext);
         let tick = self.seat_observation(seat, &view, true, done);
-        Answer::json(200, &envelope::envelope(&self.id, self.revision_at(summary.cursor), tick, None, ext))
+        Answer::of(200, &envelope::envelope(&self.id, self.revision_at(summary.cursor), tick, None, ext))
     }
 
     /// A stored act answer: from memory, or from the store when older

@@ -31,7 +31,7 @@ impl SessionActor {
         let mut ext = envelope::base_extensions(&self.episode_mark(), &self.finalization());
         let Some(seat) = seat else {
             let tick = envelope::observation(self.kernel.full_view(), Vec::new(), done);
-            return Ok(Answer::json(200, &envelope::envelope(&self.id, self.revision(), tick, None, ext)));
+            return Ok(Answer::of(200, &envelope::envelope(&self.id, self.revision(), tick, None, ext)));
         };
         if let (Some(roster), Some(position)) = (&self.kernel.options().signing, self.kernel.chain_position(seat)) {
             ext.insert(SIGNING_EXTENSION.into(), chain_extension(roster, &position));
@@ -45,10 +45,10 @@ impl SessionActor {
         if submitted && !awaiting.is_empty() && !done {
             let tick = self.seat_observation(seat, &view, false, done);
             let pending = Pending { submitted: window.submitted(), awaiting, accepted: None };
-            return Ok(Answer::json(202, &envelope::envelope(&self.id, self.revision(), tick, Some(pending), ext)));
+            return Ok(Answer::of(202, &envelope::envelope(&self.id, self.revision(), tick, Some(pending), ext)));
         }
         let tick = self.seat_observation(seat, &view, !submitted, done);
-        Ok(Answer::json(200, &envelope::envelope(&self.id, self.revision(), tick, None, ext)))
+        Ok(Answer::of(200, &envelope::envelope(&self.id, self.revision(), tick, None, ext)))
     }
 
     /// The create answer: the creator seat's envelope with `extensions`

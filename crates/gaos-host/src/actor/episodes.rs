@@ -283,7 +283,7 @@ impl SessionActor {
         status: GameStatus,
         cursor: u64,
         ext_extra: Map,
-    ) -> Option<Value> {
+    ) -> Option<gaos_kernel::TickEnvelope> {
         let run = self.config.run.as_ref()?;
         if !run.advances_after(self.episodes.index, status) || run.advance_on == AdvanceOn::Reset {
             return None;

@@ -23,6 +23,7 @@ use crate::storage::{AnswerKind, SessionStatus, StoredAnswer, StoredEvent, Write
 /// digest key ([`TranscriptHash::keyed_digest`]): the events hold other
 /// seats' pending intents, so the bare hash would let a seat test guesses
 /// of them.
+#[derive(Clone)]
 pub(super) struct TranscriptHash {
     digest: [u8; 32],
     persisted: usize,
@@ -124,9 +125,16 @@ impl SessionActor {
         extra: Vec<WriteOp>,
     ) -> Result<Vec<ObservationDelta>, HostError> {
         let events = self.stored_events(&prepared);
+        let stores_events = !events.is_empty();
+        // The transcript hash once these events are stored: computed now, so
+        // the events move into the write instead of being copied for later.
+        let mut transcript_after = self.transcript.clone();
+        for event in &events {
+            transcript_after.append(event.body.as_bytes());
+        }
         let mut ops = Vec::with_capacity(extra.len() + 2);
-        if !events.is_empty() {
-            ops.push(WriteOp::Events { session_id: self.events_key(), events: events.clone() });
+        if stores_events {
+            ops.push(WriteOp::Events { session_id: self.events_key(), events });
         }
         ops.extend(extra);
         // The session's terminal status is part of the transition that ends
@@ -145,10 +153,8 @@ impl SessionActor {
         self.kernel
             .commit(&mut prepared)
             .map_err(|e| HostError::internal(format!("commit after persist failed: {e}")))?;
-        for event in &events {
-            self.transcript.append(event.body.as_bytes());
-        }
-        if !events.is_empty() {
+        self.transcript = transcript_after;
+        if stores_events {
             self.metrics.add_transitions(1);
         }
         self.publish(&deltas);

@@ -17,9 +17,9 @@ const ROUTES_WITH_QUERY: [&str; 3] = ["/v1/sessions", "/v1/sessions/{id}/snapsho
 /// Route middleware: a query on a route that takes none is refused, not
 /// ignored.
 pub(crate) async fn no_stray_query(request: Request, next: Next) -> Response {
-    let route = request.extensions().get::<MatchedPath>().map(|p| p.as_str().to_owned());
     let has_query = request.uri().query().is_some_and(|q| !q.is_empty());
-    if has_query && route.as_deref().is_some_and(|r| !ROUTES_WITH_QUERY.contains(&r)) {
+    let route = request.extensions().get::<MatchedPath>().map(MatchedPath::as_str);
+    if has_query && route.is_some_and(|r| !ROUTES_WITH_QUERY.contains(&r)) {
         return HostError::invalid_request("this route takes no query parameters").into_response();
     }
     next.run(request).await

@@ -64,12 +64,14 @@ fn hops(headers: &axum::http::HeaderMap) -> u32 {
 /// The layer (`axum::middleware::from_fn_with_state`). Without a cluster
 /// it only names this node on every answer.
 pub(crate) async fn route_sessions(State(host): State<Host>, request: Request, next: Next) -> Response {
-    let node = host.node_id().to_owned();
-    let response = match (host.cluster(), session_of(request.uri().path())) {
-        (Some(_), Some(id)) => route(&host, &id, request, next).await,
-        _ => next.run(request).await,
+    // Only a cluster reads the session out of the path (a percent-decoded
+    // copy); a single host answers straight away.
+    let session = host.cluster().and_then(|_| session_of(request.uri().path()));
+    let response = match session {
+        Some(id) => route(&host, &id, request, next).await,
+        None => next.run(request).await,
     };
-    named(response, &node)
+    named(response, host.node_id())
 }
 
 fn named(mut response: Response, node: &str) -> Response {
