@@ -8,6 +8,7 @@
 
 mod bodies;
 mod extract;
+mod host_layer;
 mod json_errors;
 mod response;
 mod route_sessions;
@@ -15,8 +16,8 @@ mod stream_auth;
 
 pub use extract::BODY_LIMIT;
 pub(crate) use json_errors::{code_for as error_code_for, json_errors};
+pub(crate) use route_sessions::FencedHere;
 pub use route_sessions::NODE_HEADER;
-pub(crate) use route_sessions::{FencedHere, route_sessions};
 
 use gaos_session::ErrorCode;
 use std::convert::Infallible;
@@ -316,16 +317,6 @@ async fn method_not_allowed() -> HostError {
     HostError::new(ErrorCode::MethodNotAllowed, "this route does not take that method")
 }
 
-/// Count requests (for `/metrics`).
-async fn count_requests(
-    State(host): State<Host>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Response {
-    host.metrics().http_requests.fetch_add(1, Ordering::Relaxed);
-    next.run(request).await
-}
-
 /// The router of a host.
 pub fn router(host: Host) -> Router {
     Router::new()
@@ -361,7 +352,6 @@ pub fn router(host: Host) -> Router {
         .route_layer(axum::middleware::from_fn(bodies::no_stray_query))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(axum::middleware::from_fn(json_errors))
-        .layer(axum::middleware::from_fn_with_state(host.clone(), count_requests))
+        .layer(axum::middleware::from_fn_with_state(host.clone(), host_layer::host_layer))
         .with_state(host)
 }

@@ -136,11 +136,11 @@ pub async fn serve_with_app(
     use std::io::Write;
     let _ = std::io::stdout().flush();
     // Errors of the mounted routes (the /mcp transport) are JSON too. The
-    // routing layer forwards a cluster's sessions to their owner and names
-    // the serving node; it sits inside the application's layers (the
-    // binary's Host check), so a request is checked before it is forwarded.
-    let own = crate::http::router(host.clone())
-        .layer(axum::middleware::from_fn_with_state(host.clone(), crate::http::route_sessions));
+    // host's own layer (http/host_layer.rs) forwards a cluster's sessions to
+    // their owner and names the serving node; it sits inside the
+    // application's layers (the binary's Host check), so a request is
+    // checked before it is forwarded.
+    let own = crate::http::router(host.clone());
     let routes = app(&host, address, own).layer(axum::middleware::from_fn(crate::http::json_errors));
     let pass = tokio::spawn(rehydrate_in_background(host.clone()));
     if let Some(cluster) = host.cluster() {

@@ -75,9 +75,15 @@ fn host_name(host: &str) -> &str {
 }
 
 async fn guard(State(check): State<Arc<HostCheck>>, request: Request, next: Next) -> Response {
-    let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok()).map(str::to_owned);
-    let mut response = match host {
-        Some(host) if !check.allows(&host) => error(
+    // The name is copied only when it is refused (for the message).
+    let refused = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .filter(|host| !check.allows(host))
+        .map(str::to_owned);
+    let mut response = match refused {
+        Some(host) => error(
             StatusCode::FORBIDDEN,
             "forbidden_host",
             &format!(

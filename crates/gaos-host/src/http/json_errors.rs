@@ -48,7 +48,12 @@ fn is_json(response: &Response) -> bool {
 
 /// The middleware (`axum::middleware::from_fn`).
 pub(crate) async fn json_errors(request: Request, next: Next) -> Response {
-    let response = next.run(request).await;
+    as_json(next.run(request).await).await
+}
+
+/// `response` as it is when it is no error or already JSON, else its JSON
+/// error with the same status.
+pub(super) async fn as_json(response: Response) -> Response {
     let status = response.status();
     if status.as_u16() < 400 || is_json(&response) {
         return response;

@@ -8,12 +8,13 @@
 //! Every answer names the node that served it (`Gaos-Node`).
 
 use axum::body::{Body, to_bytes};
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderName, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use gaos_session::ErrorCode;
 
+use super::host_layer::serve_here;
 use crate::cluster::{HOPS_HEADER, Route};
 use crate::error::HostError;
 use crate::host::Host;
@@ -33,7 +34,7 @@ const MAX_ROUTES: usize = 3;
 pub(crate) struct FencedHere;
 
 /// The session id of a session route (`/v1/sessions/{id}/...`), decoded.
-fn session_of(path: &str) -> Option<String> {
+pub(super) fn session_of(path: &str) -> Option<String> {
     let rest = path.strip_prefix("/v1/sessions/")?;
     let (id, _) = rest.split_once('/')?;
     let decoded = percent_decode(id)?;
@@ -61,20 +62,8 @@ fn hops(headers: &axum::http::HeaderMap) -> u32 {
     headers.get(HOPS_HEADER).and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 
-/// The layer (`axum::middleware::from_fn_with_state`). Without a cluster
-/// it only names this node on every answer.
-pub(crate) async fn route_sessions(State(host): State<Host>, request: Request, next: Next) -> Response {
-    // Only a cluster reads the session out of the path (a percent-decoded
-    // copy); a single host answers straight away.
-    let session = host.cluster().and_then(|_| session_of(request.uri().path()));
-    let response = match session {
-        Some(id) => route(&host, &id, request, next).await,
-        None => next.run(request).await,
-    };
-    named(response, host.node_id())
-}
-
-fn named(mut response: Response, node: &str) -> Response {
+/// `response` naming this node, unless another host already named itself.
+pub(super) fn named(mut response: Response, node: &str) -> Response {
     if !response.headers().contains_key(NODE_HEADER)
         && let Ok(value) = HeaderValue::from_str(node)
     {
@@ -83,7 +72,9 @@ fn named(mut response: Response, node: &str) -> Response {
     response
 }
 
-async fn route(host: &Host, id: &str, request: Request, next: Next) -> Response {
+/// Serve a request for session `id` of a cluster: here when this host owns
+/// it (or claims it), else forwarded to its owner.
+pub(super) async fn route(host: &Host, id: &str, request: Request, next: Next) -> Response {
     let cluster = host.cluster().expect("routing runs in cluster mode");
     let (parts, body) = request.into_parts();
     let body = match to_bytes(body, BODY_LIMIT).await {
@@ -112,7 +103,8 @@ async fn route(host: &Host, id: &str, request: Request, next: Next) -> Response 
             }
             Ok(Route::Local { .. } | Route::Unknown) => {
                 let response =
-                    next.clone().run(Request::from_parts(clone_parts(&parts), Body::from(body.clone()))).await;
+                    serve_here(host, Request::from_parts(clone_parts(&parts), Body::from(body.clone())), next.clone())
+                        .await;
                 if response.extensions().get::<FencedHere>().is_some() {
                     // The session moved under this request; nothing of it
                     // was stored here. Ask the store again.
