@@ -486,11 +486,13 @@ fn the_play_page_starts_the_next_level_of_a_run_that_advances_on_reset() {
     browser.goto(&format!("{}/sessions/{id}/play#token={a}&seat=a", server.base_url()));
     browser.wait_for("button.action", WAIT);
     act(&server, &tick(&server, &id, b), "b", b, json!({"n": 1}), 0);
-    browser.click(&browser.find_all("button.action").into_iter().next().expect("a move"));
+    // The page re-renders on each stream event (b's move, the resolution),
+    // so each button is found again right before it is clicked.
+    browser.click_on("button.action", WAIT);
     // The level ended: the page offers the next one, and a press starts it.
-    let next = browser.wait_for("#next-level", WAIT);
+    browser.wait_for("#next-level", WAIT);
     assert_eq!(tick(&server, &id, a)["extensions"]["gaos.session.episode"]["index"], json!(0));
-    browser.click(&next);
+    browser.click_on("#next-level", WAIT);
     browser.wait_until("document.querySelector('button.action:not([disabled])') !== null", WAIT);
     let live = tick(&server, &id, a);
     assert_eq!(live["extensions"]["gaos.session.episode"]["index"], json!(1), "{live}");

@@ -233,6 +233,25 @@ impl Browser {
         self.call("POST", &self.session_path(&format!("/element/{}/click", element.0)), Some(json!({})));
     }
 
+    /// Click the first element matching `css`, waiting (at most `limit`)
+    /// for one. A page that re-renders on its stream (the play page fetches
+    /// the tick again on every event) may replace the element between
+    /// finding and clicking it; then the new one is found and clicked, as a
+    /// person would click the button now on screen.
+    #[track_caller]
+    pub fn click_on(&self, css: &str, limit: Duration) {
+        let started = Instant::now();
+        loop {
+            let element = self.wait_for(css, limit.saturating_sub(started.elapsed()));
+            let path = self.session_path(&format!("/element/{}/click", element.0));
+            match self.try_call("POST", &path, Some(json!({}))) {
+                Ok(_) => return,
+                Err(e) if e.contains("stale element reference") && started.elapsed() < limit => {}
+                Err(e) => panic!("clicking {css:?}: {e}"),
+            }
+        }
+    }
+
     /// Type `text` into an element.
     pub fn type_text(&self, element: &Element, text: &str) {
         self.call("POST", &self.session_path(&format!("/element/{}/value", element.0)), Some(json!({"text": text})));
