@@ -18,23 +18,13 @@ use serde::ser::{self, Serialize};
 
 use crate::canonical::{write_number, write_string};
 use crate::error::{JsonError, JsonErrorKind};
-use crate::value::{MAX_SAFE_INTEGER, check_number};
+use crate::value::{check_integer, check_number};
 
 /// Canonical JSON of any `Serialize` value.
 pub fn to_canonical_string<T: Serialize + ?Sized>(value: &T) -> Result<String, JsonError> {
     let mut sink = Sink { out: String::with_capacity(128), members: Vec::new(), scratch: String::new() };
     value.serialize(Writer { sink: &mut sink })?;
     Ok(sink.out)
-}
-
-fn safe_int(v: i128) -> Result<f64, JsonError> {
-    if v.unsigned_abs() > MAX_SAFE_INTEGER as u128 {
-        return Err(JsonError::new(
-            JsonErrorKind::UnsafeInteger,
-            "JSON integer numbers must be within the JavaScript safe range",
-        ));
-    }
-    Ok(v as f64)
 }
 
 fn unsupported(message: &str) -> JsonError {
@@ -117,7 +107,7 @@ struct Writer<'a> {
 
 impl Writer<'_> {
     fn int(self, v: i128) -> Result<(), JsonError> {
-        write_number(safe_int(v)?, &mut self.sink.out);
+        write_number(check_integer(v)?, &mut self.sink.out);
         Ok(())
     }
 
@@ -438,7 +428,7 @@ impl<'a> ser::Serializer for KeyWriter<'a> {
     fn serialize_bool(self, _v: bool) -> Result<Key, JsonError> {
         Err(not_a_key("boolean"))
     }
-    integers!(Result<Key, JsonError>, |this: Self, v: i128| this.number(safe_int(v)?));
+    integers!(Result<Key, JsonError>, |this: Self, v: i128| this.number(check_integer(v)?));
     fn serialize_f32(self, v: f32) -> Result<Key, JsonError> {
         self.serialize_f64(f64::from(v))
     }

@@ -33,13 +33,7 @@ pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<Value, JsonError> {
 }
 
 fn int(v: i128) -> Result<Value, JsonError> {
-    if v.unsigned_abs() > crate::value::MAX_SAFE_INTEGER as u128 {
-        return Err(JsonError::new(
-            JsonErrorKind::UnsafeInteger,
-            "JSON integer numbers must be within the JavaScript safe range",
-        ));
-    }
-    Ok(Value::Number(v as f64))
+    crate::value::check_integer(v).map(Value::Number)
 }
 
 pub(crate) struct ValueSerializer;

@@ -28,6 +28,17 @@ pub fn is_safe_integer(x: f64) -> bool {
     x.fract() == 0.0 && x.abs() <= MAX_SAFE_INTEGER
 }
 
+/// An integer as a JSON number: only within the JavaScript safe range.
+pub(crate) fn check_integer(v: i128) -> Result<f64, JsonError> {
+    if v.unsigned_abs() > MAX_SAFE_INTEGER as u128 {
+        return Err(JsonError::new(
+            JsonErrorKind::UnsafeInteger,
+            "JSON integer numbers must be within the JavaScript safe range",
+        ));
+    }
+    Ok(v as f64)
+}
+
 pub(crate) fn check_number(x: f64) -> Result<f64, JsonError> {
     if !x.is_finite() {
         return Err(JsonError::new(JsonErrorKind::NonFiniteNumber, "JSON values must contain only finite numbers"));

@@ -24,14 +24,14 @@ pub(crate) async fn host_layer(State(host): State<Host>, request: Request, next:
     // copy); a single host serves straight away.
     let session = host.cluster().and_then(|_| session_of(request.uri().path()));
     let response = match session {
-        Some(id) => route(&host, &id, request, next).await,
+        Some(id) => route(&host, &id, request, |request| serve_here(&host, request, next.clone())).await,
         None => serve_here(&host, request, next).await,
     };
     named(response, host.node_id())
 }
 
 /// Serve a request on this host: count it, run it, make its error JSON.
-pub(super) async fn serve_here(host: &Host, request: Request, next: Next) -> Response {
+async fn serve_here(host: &Host, request: Request, next: Next) -> Response {
     host.metrics().http_requests.fetch_add(1, Ordering::Relaxed);
     as_json(next.run(request).await).await
 }

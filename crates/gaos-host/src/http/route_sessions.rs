@@ -1,6 +1,6 @@
-//! Any host answers any session: the routing layer of a cluster
-//! (`crate::cluster`) in front of the session
-//! routes. A request for a session another live host owns is forwarded to
+//! Any host answers any session: the routing of a cluster
+//! (`crate::cluster`) in front of the session routes, run by the host's
+//! layer (`host_layer.rs`). A request for a session another live host owns is forwarded to
 //! that host as it came (method, path, query, headers, body) and its answer
 //! streamed back as it comes (so SSE streams pass through too); not a
 //! redirect, since the Rust client and the web pages do not follow those. A
@@ -10,11 +10,9 @@
 use axum::body::{Body, to_bytes};
 use axum::extract::Request;
 use axum::http::{HeaderName, HeaderValue};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use gaos_session::ErrorCode;
 
-use super::host_layer::serve_here;
 use crate::cluster::{HOPS_HEADER, Route};
 use crate::error::HostError;
 use crate::host::Host;
@@ -72,9 +70,13 @@ pub(super) fn named(mut response: Response, node: &str) -> Response {
     response
 }
 
-/// Serve a request for session `id` of a cluster: here when this host owns
-/// it (or claims it), else forwarded to its owner.
-pub(super) async fn route(host: &Host, id: &str, request: Request, next: Next) -> Response {
+/// Serve a request for session `id` of a cluster: with `serve_here` when
+/// this host owns it (or claims it), else forwarded to its owner.
+pub(super) async fn route<F, Served>(host: &Host, id: &str, request: Request, serve_here: F) -> Response
+where
+    F: Fn(Request) -> Served,
+    Served: Future<Output = Response>,
+{
     let cluster = host.cluster().expect("routing runs in cluster mode");
     let (parts, body) = request.into_parts();
     let body = match to_bytes(body, BODY_LIMIT).await {
@@ -102,9 +104,7 @@ pub(super) async fn route(host: &Host, id: &str, request: Request, next: Next) -
                 return cluster.forward(&url, &parts, body, hops_so_far + 1).await;
             }
             Ok(Route::Local { .. } | Route::Unknown) => {
-                let response =
-                    serve_here(host, Request::from_parts(clone_parts(&parts), Body::from(body.clone())), next.clone())
-                        .await;
+                let response = serve_here(Request::from_parts(clone_parts(&parts), Body::from(body.clone()))).await;
                 if response.extensions().get::<FencedHere>().is_some() {
                     // The session moved under this request; nothing of it
                     // was stored here. Ask the store again.
