@@ -8,5 +8,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Before any command opens a SQLite connection (SQLite takes a page
+    // cache only before its first one).
+    gaos_host::storage::sqlite::use_layered_page_cache();
     gaos_cli::App::new().run()
 }

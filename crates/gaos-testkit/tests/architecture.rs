@@ -232,3 +232,33 @@ fn the_checker_finds_a_cycle_and_resolves_reexports() {
     let names = crate_paths("use crate::{a::X, b};\nlet v = crate::c::f();");
     assert_eq!(names, BTreeSet::from(["a".to_owned(), "b".to_owned(), "c".to_owned()]));
 }
+
+/// The one crate allowed unsafe code: SQLite calls it through a table of C
+/// function pointers (ARCHITECTURE.md, `crates/gaos-sqlite-pagecache`).
+const UNSAFE_CRATE: &str = "gaos-sqlite-pagecache";
+
+#[test]
+fn unsafe_code_lives_in_one_crate_only() {
+    let workspace = fs::read_to_string(gaos_testkit::repository_dir().join("Cargo.toml")).expect("Cargo.toml");
+    assert!(workspace.contains("unsafe_code = \"forbid\""), "the workspace lints forbid unsafe code");
+    let mut members: Vec<PathBuf> = crate_dirs();
+    if let Ok(examples) = fs::read_dir(gaos_testkit::repository_dir().join("examples")) {
+        members.extend(examples.map(|e| e.expect("an entry").path()).filter(|p| p.join("Cargo.toml").is_file()));
+    }
+    let mut problems = Vec::new();
+    for dir in members {
+        let name = dir.file_name().expect("a name").to_string_lossy().into_owned();
+        let manifest = fs::read_to_string(dir.join("Cargo.toml")).expect("a manifest");
+        let inherits =
+            manifest.split("[lints]").nth(1).is_some_and(|rest| rest.trim_start().starts_with("workspace = true"));
+        if name == UNSAFE_CRATE {
+            assert!(!inherits, "{name} is the crate that holds unsafe code");
+        } else if !inherits {
+            problems.push(name);
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "these crates do not take the workspace's lints (`[lints] workspace = true`): {problems:?}"
+    );
+}

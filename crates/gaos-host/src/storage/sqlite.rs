@@ -137,8 +137,9 @@ fn migrate(conn: &Connection) -> Result<(), StoreError> {
 /// Every group commit touches the hot index leaves of each busy session;
 /// with the default cache those pages were spilled to the WAL
 /// mid-transaction and read back, several times per commit. 32 MiB keeps the
-/// hot set of thousands of sessions; larger caches measured slower (SQLite
-/// walks the whole cache at the end of every transaction).
+/// hot set of thousands of sessions. Larger caches measured slower while
+/// SQLite walked the whole cache at the end of most transactions; the page
+/// cache layer ([`use_layered_page_cache`]) now skips that walk.
 const WRITER_CACHE_KIB: i64 = 32 * 1024;
 
 fn configure(conn: &Connection) -> Result<(), StoreError> {
@@ -150,6 +151,7 @@ fn configure(conn: &Connection) -> Result<(), StoreError> {
 
 /// Open (and create) the database file, returning the writer and a reader.
 pub fn open(path: &Path) -> Result<(SqliteWriter, SqliteReader), StoreError> {
+    use_layered_page_cache();
     let conn = Connection::open(path).map_err(backend)?;
     configure(&conn)?;
     conn.pragma_update(None, "cache_size", -WRITER_CACHE_KIB).map_err(backend)?;
@@ -166,6 +168,19 @@ pub fn open(path: &Path) -> Result<(SqliteWriter, SqliteReader), StoreError> {
     let checkpointer = Checkpointer::spawn(path, Arc::clone(&gate))?;
     let reader = SqliteReader { path: path.to_path_buf(), pool: Mutex::new(Vec::new()) };
     Ok((SqliteWriter { conn, gate, _checkpointer: checkpointer }, reader))
+}
+
+/// Put `gaos_sqlite_pagecache`'s layer in front of SQLite's page cache before
+/// this process opens its first connection: without it, most group commits
+/// end with a walk over the writer's whole 32 MiB cache (7 % of host CPU
+/// under load, BENCHMARKS.md). When a connection was opened earlier (a
+/// program embedding the host that uses SQLite itself), SQLite refuses it
+/// and the store runs on SQLite's cache as is: the same results, more CPU.
+pub fn use_layered_page_cache() {
+    static REPORTED: std::sync::Once = std::sync::Once::new();
+    if let Err(e) = gaos_sqlite_pagecache::install() {
+        REPORTED.call_once(|| tracing::info!(error = %e, "SQLite keeps its default page cache"));
+    }
 }
 
 /// The write connection (lives on the writer thread).
