@@ -15,7 +15,7 @@ mod route_sessions;
 mod stream_auth;
 
 pub use extract::BODY_LIMIT;
-pub(crate) use json_errors::{code_for as error_code_for, json_errors};
+pub(crate) use json_errors::{JsonErrors, code_for as error_code_for};
 pub(crate) use route_sessions::FencedHere;
 pub use route_sessions::NODE_HEADER;
 
@@ -349,7 +349,7 @@ pub fn router(host: Host) -> Router {
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
         .route("/openapi.json", get(openapi))
-        .route_layer(axum::middleware::from_fn(bodies::no_stray_query))
+        .route_layer(bodies::NoStrayQuery)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(host.clone(), host_layer::host_layer))

@@ -141,7 +141,7 @@ pub async fn serve_with_app(
     // application's layers (the binary's Host check), so a request is
     // checked before it is forwarded.
     let own = crate::http::router(host.clone());
-    let routes = app(&host, address, own).layer(axum::middleware::from_fn(crate::http::json_errors));
+    let routes = app(&host, address, own).layer(crate::http::JsonErrors);
     let pass = tokio::spawn(rehydrate_in_background(host.clone()));
     if let Some(cluster) = host.cluster() {
         cluster.spawn_background(Arc::new(host.clone()));

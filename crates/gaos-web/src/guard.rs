@@ -15,14 +15,19 @@
 //!   read as HTML) and `X-Frame-Options: DENY` (no page of the host is shown
 //!   in another site's frame; the pages' CSP says `frame-ancestors 'none'`).
 
+use std::convert::Infallible;
+use std::future::{Ready, ready};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
-use axum::middleware::{self, Next};
 use axum::response::Response;
+use futures_util::FutureExt;
+use futures_util::future::{Either, Map};
+use tower::{Layer, Service};
 
 use crate::frames_route::error;
 
@@ -74,33 +79,82 @@ fn host_name(host: &str) -> &str {
     }
 }
 
-async fn guard(State(check): State<Arc<HostCheck>>, request: Request, next: Next) -> Response {
-    // The name is copied only when it is refused (for the message).
-    let refused = request
+/// Why the guard refuses `request`: the `Host` it names, when it is not
+/// answered (copied only then, for the message).
+fn refused_host(check: &HostCheck, request: &Request) -> Option<String> {
+    request
         .headers()
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .filter(|host| !check.allows(host))
-        .map(str::to_owned);
-    let mut response = match refused {
-        Some(host) => error(
-            StatusCode::FORBIDDEN,
-            "forbidden_host",
-            &format!(
-                "this host does not answer to the name {host:?} (a page elsewhere may be pointing its name at this machine); start gaos serve with --allowed-host NAME to serve another name"
-            ),
-        ),
-        _ => next.run(request).await,
-    };
+        .map(str::to_owned)
+}
+
+fn with_safety_headers(mut response: Response) -> Response {
     let headers = response.headers_mut();
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     response
 }
 
+type Answered = Result<Response, Infallible>;
+
+fn answered_with_safety_headers(answered: Answered) -> Answered {
+    answered.map(with_safety_headers)
+}
+
+/// The guard as a layer. A plain service rather than `from_fn`: it runs on
+/// every request of the binary, and `from_fn` boxes a clone of the whole
+/// application and a future each time.
+#[derive(Debug, Clone)]
+struct Guard {
+    check: Arc<HostCheck>,
+}
+
+impl<S> Layer<S> for Guard {
+    type Service = GuardService<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        GuardService { check: Arc::clone(&self.check), inner }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct GuardService<S> {
+    check: Arc<HostCheck>,
+    inner: S,
+}
+
+impl<S> Service<Request> for GuardService<S>
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Either<Ready<Answered>, Map<S::Future, fn(Answered) -> Answered>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        if let Some(host) = refused_host(&self.check, &request) {
+            let refusal = error(
+                StatusCode::FORBIDDEN,
+                "forbidden_host",
+                &format!(
+                    "this host does not answer to the name {host:?} (a page elsewhere may be pointing its name at this machine); start gaos serve with --allowed-host NAME to serve another name"
+                ),
+            );
+            return Either::Left(ready(Ok(with_safety_headers(refusal))));
+        }
+        Either::Right(self.inner.call(request).map(answered_with_safety_headers as fn(Answered) -> Answered))
+    }
+}
+
 /// `app` behind the `Host` check, every response with the headers above.
 pub fn guarded(app: Router, check: HostCheck) -> Router {
-    app.layer(middleware::from_fn_with_state(Arc::new(check), guard))
+    app.layer(Guard { check: Arc::new(check) })
 }
 
 #[cfg(test)]

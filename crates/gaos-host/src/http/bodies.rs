@@ -4,25 +4,66 @@
 //! item 5). Bodies are the typed requests' (`crate::requests`).
 
 use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::future::{Ready, ready};
+use std::task::{Context, Poll};
 
 use axum::extract::{MatchedPath, Request};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use futures_util::future::Either;
+use tower::{Layer, Service};
 
 use crate::error::HostError;
 
 /// The routes that read a query (each checks its own parameters).
 const ROUTES_WITH_QUERY: [&str; 3] = ["/v1/sessions", "/v1/sessions/{id}/snapshot", "/v1/sessions/{id}/stream"];
 
-/// Route middleware: a query on a route that takes none is refused, not
-/// ignored.
-pub(crate) async fn no_stray_query(request: Request, next: Next) -> Response {
+/// Whether `request` carries a query its route does not take.
+fn has_stray_query(request: &Request) -> bool {
     let has_query = request.uri().query().is_some_and(|q| !q.is_empty());
     let route = request.extensions().get::<MatchedPath>().map(MatchedPath::as_str);
-    if has_query && route.is_some_and(|r| !ROUTES_WITH_QUERY.contains(&r)) {
-        return HostError::invalid_request("this route takes no query parameters").into_response();
+    has_query && route.is_some_and(|r| !ROUTES_WITH_QUERY.contains(&r))
+}
+
+/// Route layer: a query on a route that takes none is refused, not ignored.
+/// A plain service rather than `from_fn`: it runs on every request, and
+/// `from_fn` boxes a clone of the route and a future each time.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NoStrayQuery;
+
+impl<S> Layer<S> for NoStrayQuery {
+    type Service = NoStrayQueryService<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        NoStrayQueryService { inner }
     }
-    next.run(request).await
+}
+
+/// [`NoStrayQuery`] around one route.
+#[derive(Debug, Clone)]
+pub(crate) struct NoStrayQueryService<S> {
+    inner: S,
+}
+
+impl<S> Service<Request> for NoStrayQueryService<S>
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Either<Ready<Result<Response, Infallible>>, S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        if has_stray_query(&request) {
+            let refused = HostError::invalid_request("this route takes no query parameters").into_response();
+            return Either::Left(ready(Ok(refused)));
+        }
+        Either::Right(self.inner.call(request))
+    }
 }
 
 /// The query parameters of a route: each at most once, all in `allowed`.

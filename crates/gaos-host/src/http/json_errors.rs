@@ -6,11 +6,17 @@
 //! response of status 400 or more whose body is not JSON is rewritten to
 //! `{"error": <its text>, "code": <by status>}` with the same status.
 
+use std::convert::Infallible;
+use std::future::{Ready, ready};
+use std::task::{Context, Poll};
+
 use axum::body::to_bytes;
 use axum::extract::Request;
 use axum::http::{StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use futures_util::FutureExt;
+use futures_util::future::{BoxFuture, Either, Then};
+use tower::{Layer, Service};
 
 use gaos_session::ErrorCode;
 
@@ -46,18 +52,68 @@ fn is_json(response: &Response) -> bool {
         .is_some_and(|v| v.starts_with("application/json"))
 }
 
-/// The middleware (`axum::middleware::from_fn`).
-pub(crate) async fn json_errors(request: Request, next: Next) -> Response {
-    as_json(next.run(request).await).await
+/// Whether `response` goes out as it is: no error, or an error in JSON.
+fn answers_as_is(response: &Response) -> bool {
+    response.status().as_u16() < 400 || is_json(response)
+}
+
+/// The layer that makes every error JSON, for routes mounted beside the
+/// host's (the host's own get the same from `host_layer.rs`). A plain
+/// service rather than `from_fn`, which boxes a clone of the route and a
+/// future on every request: this one allocates only to rewrite an error.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct JsonErrors;
+
+impl<S> Layer<S> for JsonErrors {
+    type Service = JsonErrorsService<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        JsonErrorsService { inner }
+    }
+}
+
+/// [`JsonErrors`] around one route.
+#[derive(Debug, Clone)]
+pub(crate) struct JsonErrorsService<S> {
+    inner: S,
+}
+
+type Answered = Result<Response, Infallible>;
+/// An answer as it is, or the (rare) rewrite of a non-JSON error.
+type Rewritten = Either<Ready<Answered>, BoxFuture<'static, Answered>>;
+
+fn rewrite(answered: Answered) -> Rewritten {
+    let Ok(response) = answered;
+    if answers_as_is(&response) {
+        return Either::Left(ready(Ok(response)));
+    }
+    Either::Right(Box::pin(async move { Ok(as_json(response).await) }))
+}
+
+impl<S> Service<Request> for JsonErrorsService<S>
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Then<S::Future, Rewritten, fn(Answered) -> Rewritten>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        self.inner.call(request).then(rewrite as fn(Answered) -> Rewritten)
+    }
 }
 
 /// `response` as it is when it is no error or already JSON, else its JSON
 /// error with the same status.
 pub(super) async fn as_json(response: Response) -> Response {
-    let status = response.status();
-    if status.as_u16() < 400 || is_json(&response) {
+    if answers_as_is(&response) {
         return response;
     }
+    let status = response.status();
     let (parts, body) = response.into_parts();
     let text = match to_bytes(body, MESSAGE_LIMIT).await {
         Ok(bytes) => String::from_utf8_lossy(&bytes).trim().to_owned(),
