@@ -352,6 +352,6 @@ pub fn router(host: Host) -> Router {
         .route_layer(bodies::NoStrayQuery)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(axum::middleware::from_fn_with_state(host.clone(), host_layer::host_layer))
+        .layer(host_layer::HostLayer::new(&host))
         .with_state(host)
 }

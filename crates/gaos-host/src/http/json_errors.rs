@@ -78,11 +78,11 @@ pub(crate) struct JsonErrorsService<S> {
     inner: S,
 }
 
-type Answered = Result<Response, Infallible>;
+pub(super) type Answered = Result<Response, Infallible>;
 /// An answer as it is, or the (rare) rewrite of a non-JSON error.
-type Rewritten = Either<Ready<Answered>, BoxFuture<'static, Answered>>;
+pub(super) type Rewritten = Either<Ready<Answered>, BoxFuture<'static, Answered>>;
 
-fn rewrite(answered: Answered) -> Rewritten {
+pub(super) fn rewrite(answered: Answered) -> Rewritten {
     let Ok(response) = answered;
     if answers_as_is(&response) {
         return Either::Left(ready(Ok(response)));

@@ -60,12 +60,17 @@ fn hops(headers: &axum::http::HeaderMap) -> u32 {
     headers.get(HOPS_HEADER).and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 
+/// This node's name as a `Gaos-Node` value (`None` if it cannot be one).
+pub(super) fn node_header(node: &str) -> Option<HeaderValue> {
+    HeaderValue::from_str(node).ok()
+}
+
 /// `response` naming this node, unless another host already named itself.
-pub(super) fn named(mut response: Response, node: &str) -> Response {
-    if !response.headers().contains_key(NODE_HEADER)
-        && let Ok(value) = HeaderValue::from_str(node)
+pub(super) fn named(mut response: Response, node: Option<&HeaderValue>) -> Response {
+    if let Some(value) = node
+        && !response.headers().contains_key(NODE_HEADER)
     {
-        response.headers_mut().insert(HeaderName::from_static(NODE_HEADER), value);
+        response.headers_mut().insert(HeaderName::from_static(NODE_HEADER), value.clone());
     }
     response
 }
