@@ -61,14 +61,16 @@ impl std::error::Error for InstallError {}
 /// process opens from now on. Idempotent: later calls return the first
 /// call's outcome.
 pub fn install() -> Result<(), InstallError> {
-    static OUTCOME: OnceLock<Result<(), InstallError>> = OnceLock::new();
     *OUTCOME.get_or_init(install_once)
 }
 
 /// Whether [`install`] succeeded in this process.
 pub fn installed() -> bool {
-    INNER.get().is_some() && LAYER.get().is_some()
+    matches!(OUTCOME.get(), Some(Ok(())))
 }
+
+/// The outcome of the first [`install`].
+static OUTCOME: OnceLock<Result<(), InstallError>> = OnceLock::new();
 
 /// Truncations the layer has seen since the process started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
