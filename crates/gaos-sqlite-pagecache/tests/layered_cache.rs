@@ -1,6 +1,6 @@
 //! The layer under a workload that makes SQLite renumber pages (random keys
-//! into indexes), grow and roll back transactions, and change the database
-//! under a second connection's cache: every read must match a model, the
+//! into indexes), grow and roll back transactions, shrink the file (VACUUM),
+//! and change the database under a second connection's cache: every read must match a model, the
 //! database must pass SQLite's own integrity check, and the layer must have
 //! both skipped truncations (the point of it) and forwarded the ones that
 //! drop pages (rollbacks, another connection's writes).
@@ -92,6 +92,19 @@ fn pages_renumbered_rolled_back_and_changed_elsewhere_read_back_as_written() {
         if round % 50 == 49 {
             for reader in &writers {
                 assert_eq!(contents(reader), model, "round {round}");
+            }
+        }
+        if round % 100 == 60 {
+            // The database shrinks under both caches: VACUUM rewrites it
+            // smaller, and the WAL is checkpointed into the file and truncated.
+            conn.execute_batch(
+                "DELETE FROM rows WHERE substr(k, 2, 1) IN ('0', '1', '2', '3');
+                 VACUUM; PRAGMA wal_checkpoint(TRUNCATE);",
+            )
+            .unwrap();
+            model.retain(|key, _| !matches!(key.as_bytes()[1], b'0'..=b'3'));
+            for reader in &writers {
+                assert_eq!(contents(reader), model, "after VACUUM, round {round}");
             }
         }
     }
