@@ -8,12 +8,15 @@ use std::sync::Arc;
 
 use gaos_host::auth::Caller;
 use gaos_host::lease::Presented;
-use gaos_host::requests::{ActRequest, CreateRequest};
+use gaos_host::requests::CreateRequest;
 use gaos_host::storage::faults::FaultyStore;
 use gaos_host::storage::{WriteBatch, WriteOp};
 use gaos_host::{Host, HostOptions};
 use gaos_json::Value;
 use gaos_testkit::server::TempDir;
+
+mod support;
+use support::{json, submission};
 
 /// Whether a batch persists a resolution.
 fn resolves(batch: &WriteBatch) -> bool {
@@ -25,17 +28,6 @@ fn resolves(batch: &WriteBatch) -> bool {
 
 fn create(text: &str) -> CreateRequest {
     CreateRequest::from_value(json(text)).expect("a create request")
-}
-
-fn json(text: &str) -> Value {
-    gaos_json::parse(text).expect("test JSON")
-}
-
-fn submission(session: &str, revision: u64, seat: &str, n: u64) -> ActRequest {
-    ActRequest::from_value(json(&format!(
-        r#"{{"protocol":"gaos.ticks","protocolVersion":"1.0","sessionId":"{session}","tickId":"{session}:{revision}",
-            "revision":{revision},"participantId":"{seat}","submissionId":"{seat}:{revision}","command":{{"n":{n}}}}}"#
-    )))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

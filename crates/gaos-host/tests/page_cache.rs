@@ -8,24 +8,16 @@ use std::sync::Arc;
 
 use gaos_host::auth::Caller;
 use gaos_host::lease::Presented;
-use gaos_host::requests::{ActRequest, CreateRequest};
+use gaos_host::requests::CreateRequest;
 use gaos_host::{Host, HostOptions};
 use gaos_json::Value;
 use gaos_testkit::server::TempDir;
 
+mod support;
+use support::{json, submission};
+
 const SESSIONS: usize = 24;
 const ROUNDS: u64 = 60;
-
-fn json(text: &str) -> Value {
-    gaos_json::parse(text).expect("test JSON")
-}
-
-fn submission(session: &str, revision: u64, seat: &str, n: u64) -> ActRequest {
-    ActRequest::from_value(json(&format!(
-        r#"{{"protocol":"gaos.ticks","protocolVersion":"1.0","sessionId":"{session}","tickId":"{session}:{revision}",
-            "revision":{revision},"participantId":"{seat}","submissionId":"{seat}:{revision}","command":{{"n":{n}}}}}"#
-    )))
-}
 
 async fn open(path: &std::path::Path) -> Host {
     let (writer, reader) = gaos_host::storage::sqlite::open(path).expect("a database");

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use gaos_host::auth::Caller;
 use gaos_host::lease::Presented;
-use gaos_host::requests::{ActRequest, CreateRequest};
+use gaos_host::requests::CreateRequest;
 use gaos_host::storage::faults::{Faults, FaultyStore};
 use gaos_host::storage::{SessionStatus, StoreReader};
 use gaos_host::{Host, HostOptions};
@@ -16,16 +16,8 @@ use gaos_json::Value;
 use gaos_session::ErrorCode;
 use gaos_testkit::server::TempDir;
 
-fn json(text: &str) -> Value {
-    gaos_json::parse(text).expect("test JSON")
-}
-
-fn submission(session: &str, revision: u64, seat: &str, n: u64) -> ActRequest {
-    ActRequest::from_value(json(&format!(
-        r#"{{"protocol":"gaos.ticks","protocolVersion":"1.0","sessionId":"{session}","tickId":"{session}:{revision}",
-            "revision":{revision},"participantId":"{seat}","submissionId":"{seat}:{revision}","command":{{"n":{n}}}}}"#
-    )))
-}
+mod support;
+use support::{json, submission};
 
 struct Fixture {
     host: Host,
