@@ -59,3 +59,34 @@ fn bad_arguments_are_usage_errors() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("GAOS_OPERATOR_TOKEN"));
 }
+
+/// `scripts/host-ab` (BENCHMARKS.md): runs of the two sides interleaved
+/// A B B A, each against a host of its own, then the medians side by side.
+#[test]
+fn host_ab_interleaves_the_two_sides_and_prints_medians() {
+    let python = std::env::var("GAOS_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/host-ab");
+    let output = Command::new(&python)
+        .args([script, GAOS, GAOS, "--rounds", "1", "--sessions", "2", "--duration", "0.5", "--warmup", "0.2"])
+        .args(["--env-b", "GAOS_AB_SIDE=b"])
+        .output()
+        .expect("run scripts/host-ab");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "host-ab failed: {}\n{stdout}\n{stderr}", output.status);
+    let sides: Vec<&str> =
+        stderr.lines().filter(|l| l.starts_with("run ")).filter_map(|l| l.split_whitespace().nth(2)).collect();
+    assert_eq!(sides, ["A", "B", "B", "A"], "{stderr}");
+    for row in ["acks/s", "host CPU per ack (µs)", "p99 (ms)"] {
+        let line = stdout.lines().find(|l| l.starts_with(row)).unwrap_or_else(|| panic!("no {row} row in\n{stdout}"));
+        let medians: Vec<f64> =
+            line[row.len()..].split_whitespace().take(3).map(|x| x.parse().expect("a number")).collect();
+        assert!(medians.iter().all(|x| *x > 0.0), "{line}");
+    }
+    assert!(stdout.contains("GAOS_AB_SIDE=b"), "B's settings are named: {stdout}");
+
+    let missing =
+        Command::new(&python).args([script, "/nonexistent/gaos", GAOS]).output().expect("run scripts/host-ab");
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("is not an executable"));
+}
